@@ -1,0 +1,57 @@
+// Entry point of the accelerator backend: one quantised conv2d/dense layer (runtime/qnn.h
+// semantics) -> one verified accelerator Program. Internally: a compute definition and a schedule
+// (tiling into the scratchpads, virtual threads), then the named, ordered loop-IR passes of
+// compiler/backend/accel/passes.h (inject DMA copies with padding, tensorize GEMM into micro-op
+// kernels, inject ALU requantisation, fold uop loops, inject virtual threads, insert dependency
+// tokens, emit the instruction stream), then the verifier of isa/verifier.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/config.h"
+#include "isa/program.h"
+#include "runtime/qnn.h"
+
+namespace tessel::compiler::accel {
+
+/// A layer to offload. weights: OIHW int8 [OC][IC/groups][KH][KW]; bias: int32 [OC].
+struct AccelLayer {
+  std::string name;  ///< ONNX node name, copied into the Program and error messages
+  runtime::QConv2dParams params;
+  std::vector<int8_t> weights;
+  std::vector<int32_t> bias;
+};
+
+/// Schedule knobs; 0 means "chosen by the scheduler's cost model".
+struct ScheduleKnobs {
+  int oc_tile_blocks = 0;   ///< output-channel blocks per tile
+  int oh_tile = 0;          ///< output rows per tile
+  int virtual_threads = 2;  ///< >= 1; 2 = double buffering
+};
+
+/// Options of the lowering.
+struct LowerOptions {
+  ScheduleKnobs knobs;
+  std::string dump_ir_after;  ///< pass name, or "all": loop IR dumps are appended to `ir_dump`
+};
+
+/// The result: a Program whose image has (at least) an input segment "inp" (kInput, the layer
+/// input in NCHWnc int8 with n = BATCH, c = BLOCK_IN, N and C zero-padded to the blocks) and an
+/// output segment "out" (kOutput, NCHWnc int8 with c = BLOCK_OUT), plus constant segments.
+struct LoweredLayer {
+  isa::Program program;
+  int64_t ideal_gemm_uops = 0;  ///< MACs rounded to blocks / MACs per uop: the compute roofline
+  int64_t macs = 0;             ///< useful MACs of the layer
+  std::string schedule;         ///< one-line description of the chosen schedule (tiles, threads)
+  std::string ir_dump;          ///< loop IR dumps requested by LowerOptions::dump_ir_after
+};
+
+/// Lowers `layer` for `cfg`. Throws UserError naming the layer when it cannot be mapped (e.g. a
+/// single tile does not fit the scratchpads), and InternalError if the emitted stream fails the
+/// verifier. Deterministic: the same inputs give a byte-identical Program.
+LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
+                          const LowerOptions& opts = {});
+
+}  // namespace tessel::compiler::accel

@@ -1,0 +1,74 @@
+// The Program container: one accelerator kernel as the compiler emits it and the runtime loads it
+// (instruction stream + micro-op table + DRAM image with named segments).
+//
+// Addressing: every LOAD/STORE dram_base in `insns` is relative to the start of the Program's DRAM
+// image (byte 0 of `image`), in elements of its memory_type. The runtime places the image at a
+// device address `base` aligned to kImageAlign bytes and relocates each dram_base by
+// base / elem_bytes(memory_type) when it writes the stream to device DRAM (see relocate()).
+// Micro-ops live in the image too (a segment of kind kConst, 4 bytes each, encoded by IsaSpec).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/config.h"
+#include "isa/instruction.h"
+
+namespace tessel::isa {
+
+/// Alignment (bytes) of a Program image and of every segment in it. A multiple of every element
+/// size of the supported configurations up to a 4096-byte WGT element.
+inline constexpr uint64_t kImageAlign = 4096;
+
+/// What a segment of the DRAM image holds.
+enum class SegmentKind : uint8_t {
+  kConst = 0,    ///< initialised by the Program (weights, bias, micro-ops, requant constants)
+  kInput = 1,    ///< written by the caller before submit (activations in)
+  kOutput = 2,   ///< read by the caller after completion (activations out)
+  kScratch = 3,  ///< device-only temporary
+};
+std::string_view to_string(SegmentKind k);
+
+/// A named byte range of the image. offset_bytes is a multiple of kImageAlign.
+struct Segment {
+  std::string name;
+  SegmentKind kind = SegmentKind::kConst;
+  uint64_t offset_bytes = 0;
+  uint64_t size_bytes = 0;
+  bool operator==(const Segment&) const = default;
+};
+
+/// One accelerator kernel. Deterministic: the compiler must produce byte-identical Programs for
+/// the same input, so serialize() output is the identity used by tests.
+struct Program {
+  HwConfig config;
+  std::string name;                 ///< e.g. the ONNX node name of the layer
+  std::vector<Instruction> insns;   ///< in program order, ending with FINISH
+  std::vector<Segment> segments;    ///< non-overlapping, sorted by offset
+  std::vector<uint8_t> image;       ///< initial DRAM image; size = total image bytes
+  /// Micro-op table (also encoded in the image at the "uop" segment); kept decoded for tools.
+  std::vector<Uop> uops;
+
+  /// Returns the segment with this name; throws UserError if absent.
+  const Segment& segment(const std::string& name) const;
+  /// Appends a segment of `size_bytes` rounded up to kImageAlign at the end of the image,
+  /// zero-filled; returns its index.
+  size_t add_segment(const std::string& name, SegmentKind kind, uint64_t size_bytes);
+
+  /// Binary serialisation (little-endian, versioned header "TSLPROG1"); config as JSON inside.
+  std::vector<uint8_t> serialize() const;
+  /// Inverse of serialize(); throws UserError on a malformed or truncated buffer.
+  static Program deserialize(const std::vector<uint8_t>& bytes);
+};
+
+/// Element size in bytes of a memory type under `cfg` (ACC_8BIT: 1 byte per lane in DRAM, so
+/// BATCH*BLOCK_OUT bytes per element; UOP: 4).
+uint32_t dram_elem_bytes(const HwConfig& cfg, MemType type);
+
+/// Returns `insns` with every LOAD/STORE dram_base moved by base_bytes / dram_elem_bytes.
+/// Throws UserError if base_bytes is not a multiple of kImageAlign or a field would overflow.
+std::vector<Instruction> relocate(const HwConfig& cfg, const std::vector<Instruction>& insns,
+                                  uint64_t base_bytes);
+
+}  // namespace tessel::isa

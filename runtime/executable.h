@@ -1,0 +1,88 @@
+// The executable format the compiler writes and the runtime's graph executor runs: typed tensors,
+// an ordered list of steps (CPU kernels and accelerator Programs), and the Programs themselves.
+// Serialised as one binary file (".tsx"): magic "TSLEXEC1", a JSON header, then raw blobs.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "isa/config.h"
+#include "isa/program.h"
+
+namespace tessel::runtime {
+
+/// Element types. Quantised tensors are always kI8 with QuantParams (uint8 models are shifted
+/// by -128 at import).
+enum class DType : uint8_t { kF32 = 0, kI8 = 1, kI32 = 2, kI64 = 3 };
+std::string_view to_string(DType t);
+size_t dtype_bytes(DType t);
+
+/// Memory layouts. kNCHWnc is VTA's packed activation layout [N/n][C/c][H][W][n][c] with
+/// n = BATCH and c = BLOCK (the tensor's `block_n`, `block_c`); channels are zero-padded up to a
+/// multiple of c. Shapes are always stored logically (NCHW) in TensorDesc::shape.
+enum class Layout : uint8_t { kNCHW = 0, kNCHWnc = 1 };
+
+/// real = scale * (q - zero_point).
+struct QuantParams {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  bool operator==(const QuantParams&) const = default;
+};
+
+/// A tensor of the executable: an input, an output, an intermediate, or a constant.
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;          ///< logical shape (NCHW order for 4-D)
+  Layout layout = Layout::kNCHW;
+  int32_t block_n = 1, block_c = 1;    ///< for kNCHWnc
+  bool quantized = false;
+  QuantParams quant;
+  std::vector<uint8_t> data;           ///< constant contents (little-endian), empty otherwise
+  bool is_constant() const { return !data.empty(); }
+  int64_t num_elements() const;
+  /// Bytes of the tensor in its layout (NCHWnc rounds N and C up to the blocks).
+  int64_t size_bytes() const;
+};
+
+/// Where a step runs.
+enum class Placement : uint8_t { kCpu = 0, kAccel = 1 };
+
+/// One step. `op` names a CPU kernel of runtime/cpu/kernels.h (e.g. "qconv2d", "maxpool",
+/// "quantize"); a step with placement kAccel runs `programs[program]` on the device, and its
+/// `op`/`attrs` still describe the same computation so the runtime can run it on the CPU too
+/// (to time the CPU and to check the accelerator bit-exactly).
+struct Step {
+  std::string name;             ///< ONNX node name(s) it came from, for reports and errors
+  std::string op;
+  std::vector<int> inputs;      ///< tensor indices
+  std::vector<int> outputs;     ///< tensor indices
+  nlohmann::json attrs = nlohmann::json::object();
+  Placement placement = Placement::kCpu;
+  int program = -1;             ///< index into Executable::programs when placement is kAccel
+  /// For kAccel: which Program segment each input/output binds to (same order as inputs /
+  /// outputs); tensors bound to segments must be in the layout the Program expects.
+  std::vector<std::string> input_segments, output_segments;
+};
+
+/// A compiled model.
+struct Executable {
+  isa::HwConfig config;
+  std::string model_name;
+  std::vector<TensorDesc> tensors;
+  std::vector<Step> steps;
+  std::vector<isa::Program> programs;
+  std::vector<int> inputs;   ///< graph inputs (tensor indices), float32 NCHW as in the ONNX model
+  std::vector<int> outputs;  ///< graph outputs
+
+  /// Byte-identical for identical executables.
+  std::vector<uint8_t> serialize() const;
+  /// Throws UserError on malformed data.
+  static Executable deserialize(const std::vector<uint8_t>& bytes);
+  void save(const std::string& path) const;            ///< throws IoError
+  static Executable load(const std::string& path);     ///< throws IoError / UserError
+};
+
+}  // namespace tessel::runtime
