@@ -1,0 +1,89 @@
+// The compiler driver: ONNX model -> Executable (graph passes, placement, per-layer lowering),
+// plus the float reference used to measure the compiled model's error.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/accel/lower_conv2d.h"
+#include "isa/config.h"
+#include "runtime/executable.h"
+#include "runtime/graph_executor.h"
+
+namespace tessel::compiler {
+
+struct CompileOptions {
+  isa::HwConfig config;
+  /// Place conv2d/dense on the accelerator (false: everything on the CPU).
+  bool offload = true;
+  /// Value for symbolic (named) dimensions of the graph inputs, e.g. "batch_size".
+  int64_t batch = 1;
+  /// Float models only: inputs used to calibrate post-training quantisation (power-of-two
+  /// scales). Each entry is one set of graph inputs (float32, the model's input shapes). Empty:
+  /// compile_onnx throws UserError for a float model.
+  std::vector<std::vector<runtime::HostTensor>> calibration;
+  /// Schedule knobs for every offloaded layer (0 = cost model).
+  accel::ScheduleKnobs knobs;
+  /// Dump the IR after this pass ("all" for every pass) into CompileResult::ir_dump.
+  std::string dump_ir_after;
+};
+
+/// Per-layer facts for reports (one per Executable step that computes something).
+struct LayerInfo {
+  int step = -1;                    ///< index into Executable::steps
+  std::string name, op;             ///< ONNX node name, operator (ONNX op_type of the source)
+  std::vector<int64_t> in_shape, out_shape;
+  runtime::Placement placement = runtime::Placement::kCpu;
+  int64_t macs = 0;                 ///< useful multiply-accumulates (0 for non-MAC ops)
+  int64_t ideal_gemm_uops = 0;      ///< accelerator compute roofline in uops (offloaded layers)
+  uint64_t dram_bytes = 0;          ///< static DRAM traffic estimate of the Program (bytes)
+  std::string schedule;             ///< chosen schedule (offloaded layers)
+};
+
+/// Wall time of one compiler pass (milliseconds), in pipeline order.
+struct PassTiming {
+  std::string pass;
+  double ms = 0;
+};
+
+struct CompileResult {
+  runtime::Executable exe;
+  std::vector<LayerInfo> layers;
+  std::vector<PassTiming> pass_timings;
+  std::string ir_dump;
+  bool quantized_by_tessel = false;  ///< the model was float and Tessel quantised it
+};
+
+/// Compiles an ONNX file. Throws UserError for malformed ONNX, unsupported operators or
+/// attributes (naming the node, its op_type and the reason), or impossible configurations;
+/// IoError if the file cannot be read. Deterministic: the same inputs give a byte-identical
+/// Executable::serialize().
+CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts);
+
+/// Names of the graph passes and loop-IR passes in pipeline order (for --dump-ir).
+std::vector<std::string> pass_names();
+
+/// The float reference: the ONNX model evaluated as written, on the CPU, in float32 (QDQ and
+/// QLinear operators with ONNX Runtime's semantics: round half to even, saturation).
+class ReferenceModel {
+ public:
+  /// Throws like compile_onnx.
+  static ReferenceModel load(const std::string& onnx_path, int64_t batch = 1);
+  /// Runs the model; inputs/outputs in graph order, float32 NCHW.
+  std::vector<runtime::HostTensor> run(const std::vector<runtime::HostTensor>& inputs) const;
+  /// Input names and shapes (symbolic dimensions bound to `batch`).
+  std::vector<std::string> input_names() const;
+  std::vector<std::vector<int64_t>> input_shapes() const;
+  ~ReferenceModel();
+  ReferenceModel(ReferenceModel&&) noexcept;
+  ReferenceModel& operator=(ReferenceModel&&) noexcept;
+
+ private:
+  ReferenceModel();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessel::compiler
