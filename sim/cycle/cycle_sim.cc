@@ -1,0 +1,79 @@
+#include "sim/cycle/cycle_sim.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/cycle/engine.h"
+
+namespace tessel::sim {
+
+namespace {
+const isa::HwConfig& validated(const isa::HwConfig& cfg) {
+  cfg.validate();
+  return cfg;
+}
+}  // namespace
+
+CycleSimulator::CycleSimulator(const isa::HwConfig& cfg, CycleSimOptions options)
+    : cfg_(validated(cfg)), options_(options), spec_(cfg_), datapath_(cfg_) {
+  if (options_.cycle_limit == 0) {
+    throw UserError("cycle simulator: cycle limit 0 leaves no cycle to run; use at least 1");
+  }
+}
+
+CycleSimulator::~CycleSimulator() = default;
+
+RunStats CycleSimulator::run(Dram& dram, uint64_t insn_addr, uint32_t insn_count) {
+  if (insn_addr % 16 != 0) {
+    throw SimError(fmt::format(
+        "cycle simulator: instruction address {} is not 16-byte aligned", insn_addr));
+  }
+  if (insn_count == 0) {
+    throw SimError("cycle simulator: instruction count 0: a stream needs at least a finish");
+  }
+  const uint64_t stream_bytes = uint64_t(insn_count) * 16;
+  if (insn_addr > dram.size() || stream_bytes > dram.size() - insn_addr) {
+    throw SimError(fmt::format(
+        "fetch: instruction stream bytes [{}, {}) out of range ({} instructions; dram holds {} "
+        "bytes)",
+        insn_addr, insn_addr + stream_bytes, insn_count, dram.size()));
+  }
+  trace_.clear();
+  cycle::RunInput in;
+  in.cfg = &cfg_;
+  in.spec = &spec_;
+  in.datapath = &datapath_;
+  in.dram = &dram;
+  in.insn_addr = insn_addr;
+  in.insn_count = insn_count;
+  in.cycle_limit = options_.cycle_limit;
+  in.trace = options_.record_trace ? &trace_ : nullptr;
+  // Completion order with ties (same end cycle) by instruction index, whatever order SystemC
+  // ran the modules in within a cycle.
+  auto sort_trace = [this] {
+    std::stable_sort(trace_.begin(), trace_.end(), [](const InsnTiming& a, const InsnTiming& b) {
+      return a.end != b.end ? a.end < b.end : a.index < b.index;
+    });
+  };
+  try {
+    RunStats stats = cycle::run_on_engine(in);
+    sort_trace();
+    return stats;
+  } catch (...) {
+    sort_trace();
+    datapath_.reset();  // a clean state after an error, as fsim
+    throw;
+  }
+}
+
+std::unique_ptr<CycleSimulator> make_cycle_sim(const isa::HwConfig& cfg,
+                                               const CycleSimOptions& options) {
+  return std::make_unique<CycleSimulator>(cfg, options);
+}
+
+std::unique_ptr<Simulator> make_cycle_sim(const isa::HwConfig& cfg) {
+  return std::make_unique<CycleSimulator>(cfg, CycleSimOptions{});
+}
+
+}  // namespace tessel::sim

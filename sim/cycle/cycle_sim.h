@@ -1,0 +1,88 @@
+// The cycle-level SystemC model of the accelerator (docs/cycle-model.md). make_cycle_sim() in
+// sim/common/simulator.h returns one with default options; this header adds the options, the
+// per-instruction timeline and the concrete class for tools and tests that want them.
+//
+// SystemC is a process-wide kernel that elaborates once: the module hierarchy (fetch, load,
+// compute, store, and the DRAM/commit unit) is built lazily by the first run in the process and is
+// configuration-agnostic; every run() passes its HwConfig, DRAM and stream to it and drives
+// sc_start() until the run ends. Runs from any number of CycleSimulator objects (any configs) are
+// serialised by a process-wide mutex. Other SystemC models in the same process must elaborate
+// before the first cycle run (SystemC forbids new modules after the first sc_start()).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/config.h"
+#include "isa/spec.h"
+#include "sim/common/datapath.h"
+#include "sim/common/simulator.h"
+
+namespace tessel::sim {
+
+/// Options of one cycle-level simulator.
+struct CycleSimOptions {
+  /// A run that has not finished after this many cycles stops with a SimError that lists what
+  /// each module is doing (a guard against model bugs and absurdly long streams; a stream that
+  /// cannot progress is reported as a deadlock as soon as it stalls, whatever the limit).
+  uint64_t cycle_limit = uint64_t(1) << 40;
+  /// Record one InsnTiming per executed instruction (see CycleSimulator::trace()).
+  bool record_trace = false;
+};
+
+/// When one instruction ran, in cycles relative to the start of its run.
+struct InsnTiming {
+  uint32_t index = 0;         ///< position in the stream (0-based)
+  isa::Module module = isa::Module::kCompute;
+  isa::Opcode opcode = isa::Opcode::kFinish;
+  uint64_t dispatch = 0;      ///< cycle fetch put it in its module's command queue
+  uint64_t start = 0;         ///< cycle it began executing (its tokens popped, push space free)
+  uint64_t end = 0;           ///< cycle it completed (tokens pushed at this cycle)
+  bool operator==(const InsnTiming&) const = default;
+};
+
+/// The cycle-level simulator. Holds the scratchpads (sim::Datapath) of its configuration, which
+/// persist between runs as in hardware.
+class CycleSimulator : public Simulator {
+ public:
+  /// Throws UserError if `cfg` is invalid (HwConfig::validate) or does not fit the ISA.
+  explicit CycleSimulator(const isa::HwConfig& cfg, CycleSimOptions options = {});
+  ~CycleSimulator() override;
+
+  std::string name() const override { return "cycle"; }
+
+  /// Simulator::run with timing. Results in DRAM and the counters are bit-identical with fsim for
+  /// every stream that follows the token protocol (each instruction's effect on the scratchpads and
+  /// DRAM is applied at the cycle it starts, see docs/cycle-model.md). RunStats::cycles counts from
+  /// the run's first cycle (fetch's first request is at cycle 0) to the cycle the last instruction
+  /// completes (FINISH, or a load/store still in flight after it). Repeatable: the same stream and
+  /// DRAM give the same cycles and stats on every run.
+  /// Throws SimError (a UserError) on: insn_addr not 16-byte aligned, insn_count 0, a stream
+  /// without FINISH, an undecodable instruction, a dependency flag the module does not have, an
+  /// SRAM/DRAM access out of range, a deadlock (message lists each blocked module with its queue
+  /// and instruction index), tokens left in a queue at the end, or the cycle limit.
+  RunStats run(Dram& dram, uint64_t insn_addr, uint32_t insn_count) override;
+
+  /// The per-instruction timeline of the last run, in completion order, ties (same end cycle) by
+  /// instruction index (empty unless
+  /// options.record_trace; after a failed run it holds the instructions completed before the
+  /// error).
+  const std::vector<InsnTiming>& trace() const { return trace_; }
+  const Datapath& datapath() const { return datapath_; }
+  const CycleSimOptions& options() const { return options_; }
+
+ private:
+  isa::HwConfig cfg_;
+  CycleSimOptions options_;
+  isa::IsaSpec spec_;
+  Datapath datapath_;
+  std::vector<InsnTiming> trace_;
+};
+
+/// A cycle-level simulator with explicit options (make_cycle_sim(cfg) uses the defaults).
+std::unique_ptr<CycleSimulator> make_cycle_sim(const isa::HwConfig& cfg,
+                                               const CycleSimOptions& options);
+
+}  // namespace tessel::sim
