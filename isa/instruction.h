@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace tessel::isa {
@@ -28,11 +29,28 @@ enum class TokenQueue : uint8_t {
   kS2G = 3,  ///< store -> compute: OUT drained
 };
 
+/// Assembler names: "LOAD", "STORE", "GEMM", "FINISH", "ALU" ("INVALID" for a value outside the
+/// enum, which only a cast can produce).
 std::string_view to_string(Opcode op);
+/// "UOP", "WGT", "INP", "ACC", "OUT", "ACC_8BIT" ("INVALID" outside the enum).
 std::string_view to_string(MemType m);
+/// "MIN", "MAX", "ADD", "SHR", "MUL" ("INVALID" outside the enum).
 std::string_view to_string(AluOp op);
+/// "load", "compute", "store" ("invalid" outside the enum).
 std::string_view to_string(Module m);
+/// "l2g", "g2l", "g2s", "s2g" ("invalid" outside the enum).
 std::string_view to_string(TokenQueue q);
+
+/// "load->compute", "compute->load", "compute->store", "store->compute".
+std::string_view token_queue_route(TokenQueue q);
+
+/// The token queue module `m` pops for pop_prev (prev = true) or pop_next (prev = false) (isa.md
+/// section 4): load pops g2l (next); compute pops l2g (prev) and s2g (next); store pops g2s
+/// (prev). nullopt for the combinations the module does not have (load prev, store next).
+std::optional<TokenQueue> dep_pop_queue(Module m, bool prev);
+/// The token queue module `m` pushes for push_prev / push_next: load pushes l2g (next); compute
+/// pushes g2l (prev) and g2s (next); store pushes s2g (prev). nullopt when the module has none.
+std::optional<TokenQueue> dep_push_queue(Module m, bool prev);
 
 /// Dependency-token flags: bits [3] pop_prev, [4] pop_next, [5] push_prev, [6] push_next.
 struct DepFlags {
@@ -92,14 +110,30 @@ struct EncodedInsn {
 
 // ---- convenience builders (used by the compiler, tests and the runtime) ----
 
-/// LOAD/STORE with the given fields; pads default to zero.
+/// LOAD/STORE with the given fields (units as in Instruction); pads default to zero, dependency
+/// flags are clear. Throws UserError if `op` is not LOAD or STORE. Field ranges are checked by
+/// IsaSpec::encode and the verifier, not here.
 Instruction make_mem(Opcode op, MemType type, uint32_t sram_base, uint32_t dram_base,
                      uint32_t y_size, uint32_t x_size, uint32_t x_stride, uint32_t y_pad_0 = 0,
                      uint32_t y_pad_1 = 0, uint32_t x_pad_0 = 0, uint32_t x_pad_1 = 0);
 /// A zero-size memory instruction that only moves dependency tokens (x_size = 0): memory_type
-/// INP for the load module, UOP for compute, OUT (as a STORE) for store.
+/// INP for the load module, UOP for compute, OUT (as a STORE) for store; every other field zero
+/// (VTA runtime's no-op). Throws UserError for a Module value outside the enum.
 Instruction make_noop(Module m, DepFlags dep);
 /// FINISH with the given dependency flags.
 Instruction make_finish(DepFlags dep = {});
+/// GEMM over the loop nest i < iter_out, j < iter_in, k in [uop_bgn, uop_end) (isa.md section
+/// 3); factors are index steps in elements of ACC (dst), INP (src) and WGT (wgt). reset = true
+/// zeroes ACC over the nest instead of multiplying.
+Instruction make_gemm(uint32_t uop_bgn, uint32_t uop_end, uint32_t iter_out, uint32_t iter_in,
+                      uint32_t dst_factor_out, uint32_t dst_factor_in, uint32_t src_factor_out,
+                      uint32_t src_factor_in, uint32_t wgt_factor_out = 0,
+                      uint32_t wgt_factor_in = 0, bool reset = false, DepFlags dep = {});
+/// ALU `op` over the same loop nest; dst and src factors step ACC indices. use_imm = true takes
+/// the second operand from `imm` (16-bit signed in the encoding) instead of ACC[src].
+Instruction make_alu(AluOp op, uint32_t uop_bgn, uint32_t uop_end, uint32_t iter_out,
+                     uint32_t iter_in, uint32_t dst_factor_out, uint32_t dst_factor_in,
+                     uint32_t src_factor_out, uint32_t src_factor_in, bool use_imm = false,
+                     int32_t imm = 0, DepFlags dep = {});
 
 }  // namespace tessel::isa

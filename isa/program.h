@@ -28,6 +28,7 @@ enum class SegmentKind : uint8_t {
   kOutput = 2,   ///< read by the caller after completion (activations out)
   kScratch = 3,  ///< device-only temporary
 };
+/// "const", "input", "output", "scratch" ("invalid" outside the enum).
 std::string_view to_string(SegmentKind k);
 
 /// A named byte range of the image. offset_bytes is a multiple of kImageAlign.
@@ -50,24 +51,31 @@ struct Program {
   /// Micro-op table (also encoded in the image at the "uop" segment); kept decoded for tools.
   std::vector<Uop> uops;
 
-  /// Returns the segment with this name; throws UserError if absent.
+  /// Returns the segment with this name; throws UserError naming the present segments if absent.
   const Segment& segment(const std::string& name) const;
-  /// Appends a segment of `size_bytes` rounded up to kImageAlign at the end of the image,
-  /// zero-filled; returns its index.
+  /// Appends a segment of `size_bytes` rounded up to kImageAlign at the end of the image (itself
+  /// first rounded up to kImageAlign), zero-filled; the Segment records the rounded size.
+  /// Returns its index. Throws UserError if the name is already used or size_bytes > 1 TiB.
   size_t add_segment(const std::string& name, SegmentKind kind, uint64_t size_bytes);
 
-  /// Binary serialisation (little-endian, versioned header "TSLPROG1"); config as JSON inside.
+  /// Binary serialisation (little-endian, versioned header "TSLPROG1"); config as JSON inside,
+  /// instructions and uops encoded by IsaSpec (layout: isa/program.cc). Throws UserError if the
+  /// config is invalid, an instruction or uop does not encode (message names its index) or the
+  /// segments are not aligned, sorted, non-overlapping, unique and inside the image.
+  /// Instruction fields outside their format are not kept (decode leaves them zero).
   std::vector<uint8_t> serialize() const;
-  /// Inverse of serialize(); throws UserError on a malformed or truncated buffer.
+  /// Inverse of serialize(); throws UserError on a malformed or truncated buffer, an unknown
+  /// version, a bad config, an undecodable instruction, bad segments or trailing bytes.
   static Program deserialize(const std::vector<uint8_t>& bytes);
 };
 
 /// Element size in bytes of a memory type under `cfg` (ACC_8BIT: 1 byte per lane in DRAM, so
-/// BATCH*BLOCK_OUT bytes per element; UOP: 4).
+/// BATCH*BLOCK_OUT bytes per element; UOP: 4). Throws UserError for a value outside MemType.
 uint32_t dram_elem_bytes(const HwConfig& cfg, MemType type);
 
 /// Returns `insns` with every LOAD/STORE dram_base moved by base_bytes / dram_elem_bytes.
-/// Throws UserError if base_bytes is not a multiple of kImageAlign or a field would overflow.
+/// Throws UserError if base_bytes is not a multiple of kImageAlign or a relocated dram_base
+/// would not fit 32 bits (the message names the instruction index).
 std::vector<Instruction> relocate(const HwConfig& cfg, const std::vector<Instruction>& insns,
                                   uint64_t base_bytes);
 
