@@ -31,31 +31,45 @@ class Device {
  public:
   /// kind: "fsim" or "cycle". dram_bytes: size of the device DRAM. Throws UserError on an
   /// unknown kind or an invalid config.
+  /// The device DRAM is a sim::Dram of `dram_bytes` bytes, allocated (and zeroed) up front.
   static std::unique_ptr<Device> create(const std::string& kind, const isa::HwConfig& cfg,
                                         uint64_t dram_bytes = uint64_t{1} << 30);
+  /// The kinds create() accepts in this build, sorted ("cycle" only when tessel_sim_cycle is
+  /// built).
+  static std::vector<std::string> kinds();
   virtual ~Device() = default;
   virtual std::string kind() const = 0;
   virtual const isa::HwConfig& config() const = 0;
 
-  /// Allocates `bytes` of device DRAM aligned to `align` bytes (a power of two). First-fit,
-  /// deterministic. Throws UserError("device dram exhausted: ...") when it does not fit.
+  /// Allocates `bytes` (>= 1) of device DRAM aligned to `align` bytes (a power of two).
+  /// First-fit over free blocks in address order, so the same sequence of calls gives the same
+  /// addresses. Throws UserError("device dram exhausted: ...") naming the request, the bytes in
+  /// use and the largest free block when it does not fit, and UserError for 0 bytes or an
+  /// alignment that is not a power of two.
   virtual DeviceAddr alloc(uint64_t bytes, uint64_t align = isa::kImageAlign) = 0;
   /// Frees an allocation made by alloc(); throws UserError for an unknown address.
   virtual void free(DeviceAddr addr) = 0;
-  /// Host -> device and device -> host copies; throw UserError when out of range.
+  /// Host -> device and device -> host copies of `bytes` bytes; the device range must lie inside
+  /// one live allocation (or a loaded Program's image/stream), else UserError naming the range.
   virtual void copy_to_device(DeviceAddr dst, const void* src, uint64_t bytes) = 0;
   virtual void copy_from_device(void* dst, DeviceAddr src, uint64_t bytes) = 0;
 
-  /// Allocates the Program's image and stream, writes the image (constants and zeroed inputs/
-  /// outputs) and the relocated, encoded instructions. Free with unload().
+  /// Allocates the Program's image (aligned to isa::kImageAlign) and stream (16 bytes per
+  /// instruction), writes the image (constants and zeroed inputs/outputs) and the relocated,
+  /// encoded instructions (sim/common/program_loader.h). Free with unload(). Throws UserError
+  /// when the Program's config differs from the device's, it has no instructions or image, DRAM
+  /// is exhausted, or a relocated field overflows (nothing stays allocated then).
   virtual LoadedProgram load(const isa::Program& program) = 0;
+  /// Frees a loaded Program; UserError if it is not loaded on this device.
   virtual void unload(const LoadedProgram& loaded) = 0;
 
   /// Runs a loaded Program to FINISH (the simulators are synchronous: submit runs it, wait()
   /// returns its statistics). Throws sim::SimError on illegal streams or deadlocks; the device
   /// stays usable afterwards.
+  /// UserError when `loaded` is not a Program loaded on this device.
   virtual void submit(const LoadedProgram& loaded) = 0;
-  /// Statistics of the last submitted run (cycles = 0 on fsim).
+  /// Statistics of the last submitted run (cycles = 0 on fsim). UserError when no submit has
+  /// completed since the last failed one (or ever).
   virtual sim::RunStats wait() = 0;
   /// Counters accumulated over every run since creation.
   virtual sim::Counters total_counters() const = 0;

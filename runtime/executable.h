@@ -16,7 +16,9 @@ namespace tessel::runtime {
 /// Element types. Quantised tensors are always kI8 with QuantParams (uint8 models are shifted
 /// by -128 at import).
 enum class DType : uint8_t { kF32 = 0, kI8 = 1, kI32 = 2, kI64 = 3 };
+/// "f32", "i8", "i32", "i64" (the names used in the serialised header and in messages).
 std::string_view to_string(DType t);
+/// Bytes per element: 4, 1, 4, 8.
 size_t dtype_bytes(DType t);
 
 /// Memory layouts. kNCHWnc is VTA's packed activation layout [N/n][C/c][H][W][n][c] with
@@ -42,8 +44,11 @@ struct TensorDesc {
   QuantParams quant;
   std::vector<uint8_t> data;           ///< constant contents (little-endian), empty otherwise
   bool is_constant() const { return !data.empty(); }
+  /// Product of the logical shape (1 for a scalar). UserError on a negative dimension or an
+  /// element count that overflows int64.
   int64_t num_elements() const;
-  /// Bytes of the tensor in its layout (NCHWnc rounds N and C up to the blocks).
+  /// Bytes of the tensor in its layout (NCHWnc rounds N and C up to the blocks). UserError as
+  /// num_elements(), and for an NCHWnc tensor that is not 4-D or has non-positive blocks.
   int64_t size_bytes() const;
 };
 
@@ -77,12 +82,23 @@ struct Executable {
   std::vector<int> inputs;   ///< graph inputs (tensor indices), float32 NCHW as in the ONNX model
   std::vector<int> outputs;  ///< graph outputs
 
-  /// Byte-identical for identical executables.
+  /// Byte-identical for identical executables. Layout: "TSLEXEC1", the JSON header length
+  /// (uint64 little-endian), the JSON header (keys sorted, compact; tensors with dtype, shape,
+  /// layout, blocks, quantisation and the offset/size of their constant data, steps with all
+  /// fields, programs with offset/size), then the blob area: constant tensor data in tensor
+  /// order followed by isa::Program::serialize() of each Program, back to back.
+  /// UserError if a scale is not finite (JSON cannot hold it).
   std::vector<uint8_t> serialize() const;
-  /// Throws UserError on malformed data.
+  /// Inverse of serialize(). Throws UserError on malformed data: short or truncated input, bad
+  /// magic, a header length past the end, malformed JSON, a missing or mistyped field, an
+  /// unknown dtype/layout/placement, a format_version other than 1, constant data whose size
+  /// does not match the shape, blobs that do not tile the blob area exactly (trailing bytes
+  /// included), an invalid Program blob, or a tensor/Program index out of range.
   static Executable deserialize(const std::vector<uint8_t>& bytes);
   void save(const std::string& path) const;            ///< throws IoError
-  static Executable load(const std::string& path);     ///< throws IoError / UserError
+  /// Throws IoError when the file cannot be read, UserError (prefixed with the path) when it is
+  /// malformed.
+  static Executable load(const std::string& path);
 };
 
 }  // namespace tessel::runtime

@@ -28,7 +28,12 @@ struct StepMeasurement {
   double cpu_seconds = 0;       ///< wall time of the CPU kernel for this step (accelerator steps
                                 ///< too when ExecOptions::measure_cpu: the same layer on the CPU)
   uint64_t cpu_cycles = 0;      ///< CPU cycles of that kernel (perf counter, else TSC ticks)
+  /// What cpu_cycles counts: "perf_cycles" (PERF_COUNT_HW_CPU_CYCLES, user space), "tsc_ticks"
+  /// (x86 time-stamp counter, constant rate) or "none" (0).
+  std::string cpu_cycles_source;
+  int64_t macs = 0;             ///< useful multiply-accumulates of qconv2d steps (qnn.h), else 0
   bool cpu_matches_accel = true;///< accelerator output == CPU kernel output, bit for bit
+  bool cpu_checked = false;     ///< whether the comparison above was made in this run
 };
 
 struct ExecOptions {
@@ -38,14 +43,28 @@ struct ExecOptions {
   int cpu_repeats = 3;         ///< CPU timing = minimum over this many runs
 };
 
-/// Runs Executables on one Device. Programs are loaded once at construction and reused.
+/// Runs Executables on one Device. Programs are loaded once at construction and reused; every
+/// host tensor buffer (and the scratch of the CPU checks) is allocated at construction, so
+/// repeated run() calls do not grow memory. The executor keeps its own copy of `exe`; `device`
+/// must outlive it. Not thread-safe.
 class GraphExecutor {
  public:
-  /// Throws UserError if the executable's config differs from the device's.
+  /// Validates the executable and prepares it. Throws UserError if the executable's config
+  /// differs from the device's, a step names an unknown CPU op, a tensor index or Program index
+  /// is out of range, a step reads a tensor that no earlier step, graph input or constant
+  /// provides, an accelerator step's segment list does not match its inputs/outputs, a segment
+  /// is missing or smaller than its tensor, or an accelerator qconv2d's tensors are not in the
+  /// NCHWnc blocks of the config (x: BATCH x BLOCK_IN, y: BATCH x BLOCK_OUT). Throws UserError
+  /// from Device::load when DRAM is exhausted.
   GraphExecutor(const Executable& exe, Device& device, ExecOptions opts = {});
+  /// Unloads the Programs from the device.
   ~GraphExecutor();
   /// Runs the graph. `inputs` in the order of Executable::inputs, dtype/shape must match (a clear
-  /// UserError otherwise). Returns the outputs in the order of Executable::outputs.
+  /// UserError otherwise). Returns the outputs in the order of Executable::outputs, in their
+  /// TensorDesc's dtype, logical shape and layout. CPU kernel errors are UserErrors naming the
+  /// step; an accelerator/CPU mismatch (ExecOptions::check_accel) is an InternalError naming the
+  /// step, the number of differing elements and the first one; simulator errors propagate as
+  /// sim::SimError.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs);
   /// Per-step measurements of the last run, in step order.
   const std::vector<StepMeasurement>& measurements() const;

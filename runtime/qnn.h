@@ -74,7 +74,10 @@ struct QConv2dParams {
   int64_t macs() const { return n * oc * oh() * ow() * (ic / groups) * kh * kw; }
 };
 
-/// Reference implementation of QConv2dParams (plain loops, no tiling). Sizes in elements.
+/// Reference implementation of QConv2dParams (plain loops in the order of the definition, no
+/// tiling, 32-bit wrapping accumulation). Sizes in elements; in, w, bias and out as above.
+/// Throws UserError when groups does not divide the channel counts, a stride or kernel size is
+/// not positive, or the output would be empty. Implemented in runtime/qnn.cc.
 void qconv2d_reference(const QConv2dParams& p, const int8_t* in, const int8_t* w,
                        const int32_t* bias, int8_t* out);
 

@@ -1,0 +1,66 @@
+// Internal helpers of the CPU kernels (runtime/cpu/*.cc): error messages that name the step,
+// argument and attribute checks, and numpy-style broadcasting. Not part of the runtime's API.
+#pragma once
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/cpu/kernels.h"
+#include "support/error.h"
+
+namespace tessel::runtime::cpu::detail {
+
+/// "step 'name' (op)" for messages.
+std::string where(const Step& step);
+
+/// Throws UserError("<where>: <message>").
+[[noreturn]] void fail(const KernelCall& call, const std::string& message);
+
+/// Checks the number of inputs (exactly `n_in`, or at least `min_in` when n_in < 0) and outputs.
+void check_arity(const KernelCall& call, int n_in, int n_out, int min_in = 0);
+/// Checks dtype (and rank when rank >= 0) and that the tensor is in NCHW (plain) layout.
+void check_tensor(const KernelCall& call, const TensorDesc& d, std::string_view role, DType dtype,
+                  int rank = -1, bool plain_layout = true);
+/// Checks that a quantised tensor's scale is finite and positive.
+void check_scale(const KernelCall& call, const TensorDesc& d, std::string_view role);
+/// Checks that two tensors have equal shapes.
+void check_same_shape(const KernelCall& call, const TensorDesc& a, std::string_view ra,
+                      const TensorDesc& b, std::string_view rb);
+
+/// Attribute readers: a missing key returns the default when one is given, otherwise throws.
+int64_t attr_int(const Step& step, const std::string& key, const int64_t* dflt);
+bool attr_bool(const Step& step, const std::string& key, bool dflt);
+/// A list of exactly `n` integers.
+std::vector<int64_t> attr_ints(const Step& step, const std::string& key, size_t n,
+                               const std::vector<int64_t>* dflt);
+
+/// The broadcast shape of a and b (ONNX/numpy rules); throws naming the step when incompatible.
+std::vector<int64_t> broadcast_shape(const KernelCall& call, const std::vector<int64_t>& a,
+                                     const std::vector<int64_t>& b);
+/// For an input of shape `in` broadcast to `out`: the element offset into the input of every
+/// output element, in output order.
+std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& in,
+                                       const std::vector<int64_t>& out);
+
+/// Pooling geometry shared by the int8 and float pools.
+struct PoolGeom {
+  int64_t n = 0, c = 0, ih = 0, iw = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  bool count_include_pad = false;
+};
+/// Reads kernel/stride/pads/ceil_mode (and count_include_pad when `avg`), checks the output
+/// shape; input and output are the call's tensor 0.
+PoolGeom pool_geom(const KernelCall& call, bool avg);
+
+/// Throws UserError("qconv2d: invalid parameters ...") unless the QConv2dParams are consistent
+/// (positive sizes and strides, non-negative pads, groups dividing both channel counts, kernel
+/// within the padded input, 1 or OC multipliers and shifts).
+void check_qconv2d_params(const QConv2dParams& p);
+
+}  // namespace tessel::runtime::cpu::detail

@@ -1,0 +1,335 @@
+// The graph executor: a plan per step built once (kernel, bound host buffers, device segment
+// addresses, scratch for the CPU check of accelerator steps), then run() walks the plans.
+#include "runtime/graph_executor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "runtime/cpu/cycle_counter.h"
+#include "runtime/cpu/kernels.h"
+#include "support/error.h"
+
+namespace tessel::runtime {
+
+namespace {
+
+constexpr DeviceAddr kUnbound = std::numeric_limits<DeviceAddr>::max();
+
+// An accelerator step's plan.
+struct AccelPlan {
+  LoadedProgram* loaded = nullptr;
+  std::vector<DeviceAddr> in_addr, out_addr;  // kUnbound for inputs without a segment
+  // CPU run of the same layer: NCHW views of x and y.
+  bool unpack_x = false, unpack_y = false;
+  TensorDesc x_plain, y_plain;
+  std::vector<uint8_t> x_buf, y_cpu, y_acc;  // x unpacked; y from the CPU; accel y unpacked
+  cpu::KernelCall cpu_call;
+  int64_t macs = 0;
+};
+
+struct StepPlan {
+  cpu::KernelFn fn = nullptr;
+  cpu::KernelCall call;
+  bool accel = false;
+  AccelPlan ap;
+};
+
+}  // namespace
+
+struct GraphExecutor::Impl {
+  Executable exe;
+  Device& dev;
+  ExecOptions opts;
+  std::vector<std::vector<uint8_t>> buffers;  // per tensor, size_bytes()
+  std::vector<LoadedProgram> loaded;          // per Program
+  std::vector<StepPlan> plans;
+  std::vector<StepMeasurement> meas;
+  cpu::CycleCounter counter;
+
+  Impl(const Executable& e, Device& d, ExecOptions o) : exe(e), dev(d), opts(o) {}
+
+  void prepare();
+  void run_accel(size_t si, StepPlan& plan, StepMeasurement& m);
+  // Runs `call` `repeats` times; records min wall time and min cycles.
+  void time_kernel(cpu::KernelFn fn, const cpu::KernelCall& call, int repeats,
+                   StepMeasurement& m);
+};
+
+void GraphExecutor::Impl::prepare() {
+  const isa::HwConfig& cfg = dev.config();
+  if (!(exe.config == cfg)) {
+    throw_user_error("executable '{}' was compiled for config {}, but the {} device has config {}",
+                     exe.model_name, exe.config.name(), dev.kind(), cfg.name());
+  }
+  const int nt = static_cast<int>(exe.tensors.size());
+  auto check_idx = [&](int idx, const std::string& what) {
+    if (idx < 0 || idx >= nt) {
+      throw_user_error("{} refers to tensor {}, but the executable has {} tensors", what, idx, nt);
+    }
+  };
+  buffers.resize(exe.tensors.size());
+  std::vector<bool> ready(exe.tensors.size(), false);
+  for (size_t i = 0; i < exe.tensors.size(); ++i) {
+    const TensorDesc& t = exe.tensors[i];
+    buffers[i].assign(static_cast<size_t>(t.size_bytes()), 0);
+    if (t.is_constant()) {
+      if (t.data.size() != buffers[i].size()) {
+        throw_user_error("constant tensor '{}' holds {} bytes, its shape needs {}", t.name,
+                         t.data.size(), buffers[i].size());
+      }
+      std::memcpy(buffers[i].data(), t.data.data(), t.data.size());
+      ready[i] = true;
+    }
+  }
+  for (int idx : exe.inputs) {
+    check_idx(idx, "a graph input");
+    ready[static_cast<size_t>(idx)] = true;
+  }
+  for (int idx : exe.outputs) check_idx(idx, "a graph output");
+
+  loaded.reserve(exe.programs.size());
+  for (const isa::Program& p : exe.programs) loaded.push_back(dev.load(p));
+
+  plans.resize(exe.steps.size());
+  meas.resize(exe.steps.size());
+  for (size_t si = 0; si < exe.steps.size(); ++si) {
+    const Step& st = exe.steps[si];
+    StepPlan& plan = plans[si];
+    plan.fn = cpu::find_kernel(st.op, st.name);
+    plan.call.step = &st;
+    for (int idx : st.inputs) {
+      check_idx(idx, fmt::format("step '{}' input", st.name));
+      if (!ready[static_cast<size_t>(idx)]) {
+        throw_user_error("step '{}' reads tensor '{}', which no earlier step, graph input or "
+                         "constant provides",
+                         st.name, exe.tensors[static_cast<size_t>(idx)].name);
+      }
+      plan.call.inputs.push_back({&exe.tensors[static_cast<size_t>(idx)],
+                                  buffers[static_cast<size_t>(idx)].data()});
+    }
+    for (int idx : st.outputs) {
+      check_idx(idx, fmt::format("step '{}' output", st.name));
+      if (exe.tensors[static_cast<size_t>(idx)].is_constant()) {
+        throw_user_error("step '{}' writes constant tensor '{}'", st.name,
+                         exe.tensors[static_cast<size_t>(idx)].name);
+      }
+      ready[static_cast<size_t>(idx)] = true;
+      plan.call.outputs.push_back({&exe.tensors[static_cast<size_t>(idx)],
+                                   buffers[static_cast<size_t>(idx)].data()});
+    }
+    StepMeasurement& m = meas[si];
+    m.name = st.name;
+    m.op = st.op;
+    m.placement = st.placement;
+    m.cpu_cycles_source = std::string(counter.source());
+    if (st.placement == Placement::kCpu) continue;
+
+    // ---- accelerator step ----
+    plan.accel = true;
+    AccelPlan& ap = plan.ap;
+    if (st.program < 0 || st.program >= static_cast<int>(exe.programs.size())) {
+      throw_user_error("step '{}' runs program {}, but the executable has {} programs", st.name,
+                       st.program, exe.programs.size());
+    }
+    const isa::Program& prog = exe.programs[static_cast<size_t>(st.program)];
+    ap.loaded = &loaded[static_cast<size_t>(st.program)];
+    if (st.input_segments.size() != st.inputs.size() ||
+        st.output_segments.size() != st.outputs.size()) {
+      throw_user_error("step '{}' has {} inputs / {} outputs but {} input / {} output segments",
+                       st.name, st.inputs.size(), st.outputs.size(), st.input_segments.size(),
+                       st.output_segments.size());
+    }
+    auto bind = [&](const std::string& seg, int idx, bool output) -> DeviceAddr {
+      if (seg.empty()) {
+        if (output) throw_user_error("step '{}' output {} has no segment", st.name, idx);
+        return kUnbound;
+      }
+      const TensorDesc& t = exe.tensors[static_cast<size_t>(idx)];
+      const isa::Segment& s = prog.segment(seg);
+      if (static_cast<uint64_t>(t.size_bytes()) > s.size_bytes) {
+        throw_user_error("step '{}': tensor '{}' needs {} bytes but segment '{}' of program '{}' "
+                         "holds {}",
+                         st.name, t.name, t.size_bytes(), seg, prog.name, s.size_bytes);
+      }
+      return ap.loaded->segment_addr(prog, seg);
+    };
+    for (size_t i = 0; i < st.inputs.size(); ++i) {
+      ap.in_addr.push_back(bind(st.input_segments[i], st.inputs[i], false));
+    }
+    for (size_t i = 0; i < st.outputs.size(); ++i) {
+      ap.out_addr.push_back(bind(st.output_segments[i], st.outputs[i], true));
+    }
+    if (st.op != "qconv2d" || st.inputs.size() != 3 || st.outputs.size() != 1) {
+      throw_user_error("step '{}': accelerator steps must be qconv2d with inputs [x, w, bias] and "
+                       "one output, got op '{}' with {} inputs and {} outputs",
+                       st.name, st.op, st.inputs.size(), st.outputs.size());
+    }
+    const TensorDesc& x = exe.tensors[static_cast<size_t>(st.inputs[0])];
+    const TensorDesc& y = exe.tensors[static_cast<size_t>(st.outputs[0])];
+    auto check_blocks = [&](const TensorDesc& t, int bc, const char* role) {
+      if (t.layout == Layout::kNCHWnc && (t.block_n != cfg.batch() || t.block_c != bc)) {
+        throw_user_error("step '{}': {} '{}' has NCHWnc blocks {}x{}, the config needs {}x{}",
+                         st.name, role, t.name, t.block_n, t.block_c, cfg.batch(), bc);
+      }
+    };
+    check_blocks(x, cfg.block_in(), "input");
+    check_blocks(y, cfg.block_out(), "output");
+    ap.unpack_x = x.layout == Layout::kNCHWnc;
+    ap.unpack_y = y.layout == Layout::kNCHWnc;
+    ap.x_plain = x;
+    ap.x_plain.layout = Layout::kNCHW;
+    ap.x_plain.data.clear();
+    ap.y_plain = y;
+    ap.y_plain.layout = Layout::kNCHW;
+    ap.y_plain.data.clear();
+    if (ap.unpack_x) ap.x_buf.assign(static_cast<size_t>(ap.x_plain.size_bytes()), 0);
+    ap.y_cpu.assign(static_cast<size_t>(ap.y_plain.size_bytes()), 0);
+    if (ap.unpack_y) ap.y_acc.assign(static_cast<size_t>(ap.y_plain.size_bytes()), 0);
+    ap.cpu_call.step = &st;
+    ap.cpu_call.inputs = {
+        {&ap.x_plain, ap.unpack_x ? ap.x_buf.data() : plan.call.inputs[0].data},
+        plan.call.inputs[1], plan.call.inputs[2]};
+    ap.cpu_call.outputs = {{&ap.y_plain, ap.y_cpu.data()}};
+    // Validate the layer's attributes now rather than in the first run.
+    const QConv2dParams p = cpu::parse_qconv2d(st, ap.x_plain, *plan.call.inputs[1].desc,
+                                               ap.y_plain);
+    ap.macs = p.macs();
+    m.macs = ap.macs;
+  }
+}
+
+void GraphExecutor::Impl::time_kernel(cpu::KernelFn fn, const cpu::KernelCall& call, int repeats,
+                                      StepMeasurement& m) {
+  double best = std::numeric_limits<double>::infinity();
+  uint64_t best_cycles = std::numeric_limits<uint64_t>::max();
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    counter.start();
+    fn(call);
+    const uint64_t cyc = counter.stop();
+    const auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+    best_cycles = std::min(best_cycles, cyc);
+  }
+  m.cpu_seconds = best;
+  m.cpu_cycles = best_cycles;
+}
+
+void GraphExecutor::Impl::run_accel(size_t si, StepPlan& plan, StepMeasurement& m) {
+  AccelPlan& ap = plan.ap;
+  const Step& st = exe.steps[si];
+  for (size_t i = 0; i < plan.call.inputs.size(); ++i) {
+    if (ap.in_addr[i] == kUnbound) continue;
+    dev.copy_to_device(ap.in_addr[i], plan.call.inputs[i].data,
+                       static_cast<uint64_t>(plan.call.inputs[i].desc->size_bytes()));
+  }
+  dev.submit(*ap.loaded);
+  m.accel = dev.wait();
+  for (size_t i = 0; i < plan.call.outputs.size(); ++i) {
+    dev.copy_from_device(plan.call.outputs[i].data, ap.out_addr[i],
+                         static_cast<uint64_t>(plan.call.outputs[i].desc->size_bytes()));
+  }
+  m.cpu_checked = false;
+  m.cpu_matches_accel = true;
+  if (!opts.measure_cpu && !opts.check_accel) return;
+
+  const TensorDesc& x = *plan.call.inputs[0].desc;
+  const TensorDesc& y = *plan.call.outputs[0].desc;
+  if (ap.unpack_x) {
+    cpu::unpack_nchwnc(reinterpret_cast<const int8_t*>(plan.call.inputs[0].data), x.shape[0],
+                       x.shape[1], x.shape[2], x.shape[3], x.block_n, x.block_c,
+                       reinterpret_cast<int8_t*>(ap.x_buf.data()));
+  }
+  time_kernel(plan.fn, ap.cpu_call, opts.measure_cpu ? opts.cpu_repeats : 1, m);
+  if (!opts.check_accel) return;
+  const uint8_t* acc_plain = plan.call.outputs[0].data;
+  if (ap.unpack_y) {
+    cpu::unpack_nchwnc(reinterpret_cast<const int8_t*>(plan.call.outputs[0].data), y.shape[0],
+                       y.shape[1], y.shape[2], y.shape[3], y.block_n, y.block_c,
+                       reinterpret_cast<int8_t*>(ap.y_acc.data()));
+    acc_plain = ap.y_acc.data();
+  }
+  m.cpu_checked = true;
+  if (std::memcmp(acc_plain, ap.y_cpu.data(), ap.y_cpu.size()) == 0) return;
+  m.cpu_matches_accel = false;
+  size_t first = 0, count = 0;
+  for (size_t i = ap.y_cpu.size(); i-- > 0;) {
+    if (acc_plain[i] != ap.y_cpu[i]) {
+      first = i;
+      ++count;
+    }
+  }
+  throw_internal_error(
+      "step '{}' on device {}: accelerator output differs from the cpu qconv2d kernel in {} of {} "
+      "elements; first at NCHW index {}: accelerator {} vs cpu {}",
+      st.name, dev.kind(), count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
+      static_cast<int8_t>(ap.y_cpu[first]));
+}
+
+GraphExecutor::GraphExecutor(const Executable& exe, Device& device, ExecOptions opts)
+    : impl_(std::make_unique<Impl>(exe, device, opts)) {
+  try {
+    impl_->prepare();
+  } catch (...) {
+    for (const LoadedProgram& lp : impl_->loaded) impl_->dev.unload(lp);
+    throw;
+  }
+}
+
+GraphExecutor::~GraphExecutor() {
+  for (const LoadedProgram& lp : impl_->loaded) {
+    try {
+      impl_->dev.unload(lp);
+    } catch (const Error&) {
+      // The device no longer knows the Program (it cannot be unloaded twice); nothing to free.
+    }
+  }
+}
+
+std::vector<HostTensor> GraphExecutor::run(const std::vector<HostTensor>& inputs) {
+  Impl& s = *impl_;
+  const Executable& exe = s.exe;
+  if (inputs.size() != exe.inputs.size()) {
+    throw_user_error("model '{}' takes {} inputs, got {}", exe.model_name, exe.inputs.size(),
+                     inputs.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const size_t idx = static_cast<size_t>(exe.inputs[i]);
+    const TensorDesc& t = exe.tensors[idx];
+    const HostTensor& h = inputs[i];
+    if (h.dtype != t.dtype || h.shape != t.shape) {
+      throw_user_error("input {} '{}' must be {} [{}], got {} [{}]", i, t.name, to_string(t.dtype),
+                       fmt::join(t.shape, ", "), to_string(h.dtype), fmt::join(h.shape, ", "));
+    }
+    if (h.bytes.size() != s.buffers[idx].size()) {
+      throw_user_error("input {} '{}' must hold {} bytes, got {}", i, t.name,
+                       s.buffers[idx].size(), h.bytes.size());
+    }
+    std::memcpy(s.buffers[idx].data(), h.bytes.data(), h.bytes.size());
+  }
+  for (size_t si = 0; si < s.plans.size(); ++si) {
+    StepPlan& plan = s.plans[si];
+    StepMeasurement& m = s.meas[si];
+    if (plan.accel) {
+      s.run_accel(si, plan, m);
+    } else {
+      s.time_kernel(plan.fn, plan.call, 1, m);
+    }
+  }
+  std::vector<HostTensor> out;
+  out.reserve(exe.outputs.size());
+  for (int idx : exe.outputs) {
+    const TensorDesc& t = exe.tensors[static_cast<size_t>(idx)];
+    out.push_back(HostTensor{t.dtype, t.shape, s.buffers[static_cast<size_t>(idx)]});
+  }
+  return out;
+}
+
+const std::vector<StepMeasurement>& GraphExecutor::measurements() const { return impl_->meas; }
+
+}  // namespace tessel::runtime
