@@ -15,24 +15,31 @@ namespace tessel::sim {
 
 /// Byte-addressed device DRAM shared by the host (runtime) and the accelerator model.
 /// Out-of-range accesses throw tessel::UserError naming the address and size.
+/// The storage is zeroed lazily by the operating system (calloc), so a large DRAM costs resident
+/// memory only for the pages actually touched.
 class Dram {
  public:
-  explicit Dram(uint64_t size_bytes) : bytes_(size_bytes, 0) {}
-  uint64_t size() const { return bytes_.size(); }
-  uint8_t* data() { return bytes_.data(); }
-  const uint8_t* data() const { return bytes_.data(); }
+  /// Throws tessel::UserError if `size_bytes` cannot be allocated.
+  explicit Dram(uint64_t size_bytes);
+  uint64_t size() const { return size_; }
+  uint8_t* data() { return bytes_.get(); }
+  const uint8_t* data() const { return bytes_.get(); }
   /// Checks [addr, addr+n) is inside DRAM; throws UserError("dram access out of range: ...").
   void check_range(uint64_t addr, uint64_t n, const char* what) const {
-    if (addr > bytes_.size() || n > bytes_.size() - addr) {
+    if (addr > size_ || n > size_ - addr) {
       throw_user_error("dram {} out of range: bytes [{}, {}) but dram holds {} bytes", what, addr,
-                       addr + n, bytes_.size());
+                       addr + n, size_);
     }
   }
   void read(uint64_t addr, void* dst, uint64_t n) const;
   void write(uint64_t addr, const void* src, uint64_t n);
 
  private:
-  std::vector<uint8_t> bytes_;
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const noexcept;
+  };
+  uint64_t size_ = 0;
+  std::unique_ptr<uint8_t[], FreeDeleter> bytes_;
 };
 
 /// VTA's functional counters (isa.md section 5), accumulated over one run.
