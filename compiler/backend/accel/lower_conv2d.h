@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/config.h"
@@ -29,12 +30,16 @@ struct ScheduleKnobs {
   int oc_tile_blocks = 0;   ///< output-channel blocks per tile
   int oh_tile = 0;          ///< output rows per tile
   int virtual_threads = 2;  ///< >= 1; 2 = double buffering
+  int ow_tile = 0;          ///< output columns per tile
+  int ic_chunk = 0;         ///< non-zero input-channel blocks per output block per reduction chunk
 };
 
 /// Options of the lowering.
 struct LowerOptions {
   ScheduleKnobs knobs;
-  std::string dump_ir_after;  ///< pass name, or "all": loop IR dumps are appended to `ir_dump`
+  /// Pass name (see passes.h), "schedule" (the initial IR), or "all": the loop IR after it is
+  /// appended to LoweredLayer::ir_dump. Empty: no dump. Any other value is a UserError.
+  std::string dump_ir_after;
 };
 
 /// The result: a Program whose image has (at least) an input segment "inp" (kInput, the layer
@@ -46,6 +51,10 @@ struct LoweredLayer {
   int64_t macs = 0;             ///< useful MACs of the layer
   std::string schedule;         ///< one-line description of the chosen schedule (tiles, threads)
   std::string ir_dump;          ///< loop IR dumps requested by LowerOptions::dump_ir_after
+  int64_t est_cycles = 0;       ///< the schedule cost model's estimate (cycles) for the layer
+  /// Wall time of the schedule and of each pass, in pass order: (name, milliseconds). For
+  /// reports only: the only part of the result that is not deterministic.
+  std::vector<std::pair<std::string, double>> pass_ms;
 };
 
 /// Lowers `layer` for `cfg`. Throws UserError naming the layer when it cannot be mapped (e.g. a

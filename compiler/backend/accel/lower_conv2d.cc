@@ -1,0 +1,232 @@
+#include "compiler/backend/accel/lower_conv2d.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "compiler/backend/accel/loop_ir.h"
+#include "compiler/backend/accel/passes.h"
+#include "compiler/backend/accel/schedule.h"
+#include "isa/spec.h"
+#include "isa/verifier.h"
+#include "support/error.h"
+
+namespace tessel::compiler::accel {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void put_i32(std::vector<uint8_t>& image, uint64_t byte, int32_t v) {
+  const uint32_t u = static_cast<uint32_t>(v);
+  for (int i = 0; i < 4; ++i) image[byte + i] = static_cast<uint8_t>(u >> (8 * i));
+}
+
+/// Packs the weights per VTA: for each oc block its structurally non-zero input blocks, each as
+/// [KH][KW] WGT elements of [BLOCK_OUT][BLOCK_IN] int8 (zero outside OC, IC and the group).
+void pack_weights(const AccelLayer& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
+                  uint8_t* dst, std::vector<int64_t>& offsets) {
+  const int64_t icg = g.ic / g.groups, ocg = g.oc / g.groups;
+  const int64_t bo = g.block_out, bi = g.block_in;
+  const int64_t elem = cfg.wgt_elem_bytes();
+  int64_t e = 0;
+  for (int64_t ob = 0; ob < g.ocb; ++ob) {
+    offsets.push_back(e);
+    for (int64_t icb = g.nz[ob].first; icb < g.nz[ob].second; ++icb) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        for (int64_t kx = 0; kx < g.kw; ++kx, ++e) {
+          int8_t* w = reinterpret_cast<int8_t*>(dst + e * elem);
+          for (int64_t o = 0; o < bo; ++o) {
+            const int64_t oo = ob * bo + o;
+            if (oo >= g.oc) continue;
+            const int64_t grp = oo / ocg;
+            for (int64_t c = 0; c < bi; ++c) {
+              const int64_t cc = icb * bi + c;
+              if (cc >= g.ic || cc / icg != grp) continue;
+              const int64_t cl = cc - grp * icg;
+              w[o * bi + c] =
+                  layer.weights[static_cast<size_t>(((oo * icg + cl) * g.kh + ky) * g.kw + kx)];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
+                          const LowerOptions& opts) {
+  cfg.validate();
+  const runtime::QConv2dParams& p = layer.params;
+  LoweringContext ctx;
+  ctx.layer = layer.name;
+  ctx.cfg = cfg;
+  ctx.geom = make_geometry(layer.name, p, cfg);
+  const ConvGeometry& g = ctx.geom;
+  const size_t want_w = static_cast<size_t>(g.oc * (g.ic / g.groups) * g.kh * g.kw);
+  if (layer.weights.size() != want_w) {
+    throw_user_error("layer '{}': weights hold {} values, expected oc*ic/groups*kh*kw = {}",
+                     layer.name, layer.weights.size(), want_w);
+  }
+  if (!layer.bias.empty() && layer.bias.size() != static_cast<size_t>(g.oc)) {
+    throw_user_error("layer '{}': bias holds {} values, expected oc = {} (or none)", layer.name,
+                     layer.bias.size(), g.oc);
+  }
+  const std::vector<int32_t> bias =
+      layer.bias.empty() ? std::vector<int32_t>(static_cast<size_t>(g.oc), 0) : layer.bias;
+  ctx.plan = make_plan(layer.name, p, bias);
+  const int64_t alu_ops =
+      static_cast<int64_t>(ctx.plan.requant.size()) + (ctx.plan.bias_row >= 0 ? 1 : 0);
+  const std::chrono::steady_clock::time_point t_schedule = std::chrono::steady_clock::now();
+  ctx.sched = choose_schedule(layer.name, g, cfg, opts.knobs,
+                              static_cast<int64_t>(ctx.plan.const_rows.size()), alu_ops);
+  const double schedule_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_schedule)
+          .count();
+
+  // ---- the Program image: inp, out, wgt, constants, acc init, then uop (added last) ----
+  isa::Program prog;
+  prog.config = cfg;
+  prog.name = layer.name;
+  auto elem_base = [&](size_t seg, isa::MemType t) {
+    return prog.segments[seg].offset_bytes / isa::dram_elem_bytes(cfg, t);
+  };
+  const size_t s_inp = prog.add_segment("inp", isa::SegmentKind::kInput,
+                                        static_cast<uint64_t>(g.nb * g.icb * g.ih * g.iw) *
+                                            static_cast<uint64_t>(cfg.inp_elem_bytes()));
+  const size_t s_out = prog.add_segment("out", isa::SegmentKind::kOutput,
+                                        static_cast<uint64_t>(g.nb * g.ocb * g.oh * g.ow) *
+                                            static_cast<uint64_t>(cfg.out_elem_bytes()));
+  const size_t s_wgt =
+      prog.add_segment("wgt", isa::SegmentKind::kConst,
+                       static_cast<uint64_t>(g.nnz_tiles * g.kh * g.kw) * cfg.wgt_elem_bytes());
+  ctx.inp_base = elem_base(s_inp, isa::MemType::kInp);
+  ctx.out_base = elem_base(s_out, isa::MemType::kOut);
+  ctx.wgt_base = elem_base(s_wgt, isa::MemType::kWgt);
+  pack_weights(layer, g, cfg, prog.image.data() + prog.segments[s_wgt].offset_bytes,
+               ctx.wgt_offset);
+  const int64_t lanes = g.batch * g.block_out;
+  const int64_t n_rows = static_cast<int64_t>(ctx.plan.const_rows.size());
+  if (n_rows > 0) {
+    const size_t s_c = prog.add_segment(
+        "acc_const", isa::SegmentKind::kConst,
+        static_cast<uint64_t>(g.ocb * n_rows) * static_cast<uint64_t>(cfg.acc_elem_bytes()));
+    ctx.const_base = elem_base(s_c, isa::MemType::kAcc);
+    const uint64_t off = prog.segments[s_c].offset_bytes;
+    for (int64_t ob = 0; ob < g.ocb; ++ob) {
+      for (int64_t r = 0; r < n_rows; ++r) {
+        for (int64_t l = 0; l < lanes; ++l) {
+          const int64_t o = ob * g.block_out + l % g.block_out;
+          const int32_t v = o < g.oc ? ctx.plan.const_rows[r][static_cast<size_t>(o)] : 0;
+          put_i32(prog.image, off + static_cast<uint64_t>(((ob * n_rows + r) * lanes + l) * 4), v);
+        }
+      }
+    }
+  }
+  if (ctx.plan.acc_init_tensor) {
+    // init[o,y,x] = plan.bias[o] - in_zero_point * (sum of w over the taps of (y,x) inside the
+    // input); plan.bias may hold a folded rounding constant (plan.h)
+    const size_t s_i = prog.add_segment(
+        "acc_init", isa::SegmentKind::kConst,
+        static_cast<uint64_t>(g.ocb * g.oh * g.ow) * static_cast<uint64_t>(cfg.acc_elem_bytes()));
+    ctx.init_base = elem_base(s_i, isa::MemType::kAcc);
+    const uint64_t off = prog.segments[s_i].offset_bytes;
+    const int64_t icg = g.ic / g.groups;
+    for (int64_t o = 0; o < g.oc; ++o) {
+      for (int64_t y = 0; y < g.oh; ++y) {
+        for (int64_t x = 0; x < g.ow; ++x) {
+          int32_t wsum = 0;
+          for (int64_t c = 0; c < icg; ++c) {
+            for (int64_t ky = 0; ky < g.kh; ++ky) {
+              const int64_t iy = y * g.sh - g.pt + ky;
+              if (iy < 0 || iy >= g.ih) continue;
+              for (int64_t kx = 0; kx < g.kw; ++kx) {
+                const int64_t ix = x * g.sw - g.pl + kx;
+                if (ix < 0 || ix >= g.iw) continue;
+                wsum = runtime::wrap_add(
+                    wsum,
+                    layer.weights[static_cast<size_t>(((o * icg + c) * g.kh + ky) * g.kw + kx)]);
+              }
+            }
+          }
+          const int32_t v = runtime::wrap_add(ctx.plan.bias[static_cast<size_t>(o)],
+                                              runtime::wrap_mul(-p.in_zero_point, wsum));
+          const int64_t ob = o / g.block_out, lane = o % g.block_out;
+          for (int64_t b = 0; b < g.batch; ++b) {
+            const int64_t elem = (ob * g.oh + y) * g.ow + x;
+            put_i32(prog.image,
+                    off + static_cast<uint64_t>((elem * lanes + b * g.block_out + lane) * 4), v);
+          }
+        }
+      }
+    }
+  }
+  // the uop segment goes last, so its base is the current end of the image
+  ctx.uop_base = prog.image.size() / isa::dram_elem_bytes(cfg, isa::MemType::kUop);
+
+  // ---- loop IR: initial tree from the schedule, then the pass list ----
+  LoweredLayer out;
+  auto dump = [&](const char* name, const Stmt& root) {
+    if (opts.dump_ir_after == "all" || opts.dump_ir_after == name) {
+      out.ir_dump += fmt::format("// ---- IR after {} ----\n", name);
+      out.ir_dump += print_ir(root, ctx.kernels);
+    }
+  };
+  bool known =
+      opts.dump_ir_after.empty() || opts.dump_ir_after == "all" || opts.dump_ir_after == "schedule";
+  for (const Pass& pass : pass_pipeline()) known = known || opts.dump_ir_after == pass.name;
+  if (!known) {
+    std::string names = "schedule";
+    for (const Pass& pass : pass_pipeline()) names += fmt::format(", {}", pass.name);
+    throw_user_error("unknown pass '{}' for dump_ir_after (passes: {}, all)", opts.dump_ir_after,
+                     names);
+  }
+  using Clock = std::chrono::steady_clock;
+  auto elapsed_ms = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  out.pass_ms.emplace_back("schedule", schedule_ms);
+  Stmt root = build_initial_ir(ctx);
+  dump("schedule", root);
+  for (const Pass& pass : pass_pipeline()) {
+    const Clock::time_point t0 = Clock::now();
+    pass.run(root, ctx);
+    out.pass_ms.emplace_back(pass.name, elapsed_ms(t0));
+    dump(pass.name, root);
+  }
+
+  // ---- micro-ops and instructions ----
+  const isa::IsaSpec spec(cfg);
+  const size_t s_uop =
+      prog.add_segment("uop", isa::SegmentKind::kConst,
+                       ctx.uop_table.size() * static_cast<uint64_t>(cfg.uop_elem_bytes()));
+  TESSEL_CHECK(prog.segments[s_uop].offset_bytes / 4 == ctx.uop_base,
+               "uop segment at byte {} but micro-op base {}", prog.segments[s_uop].offset_bytes,
+               ctx.uop_base);
+  for (size_t i = 0; i < ctx.uop_table.size(); ++i) {
+    const uint32_t bits = spec.encode_uop(ctx.uop_table[i]);
+    put_i32(prog.image, prog.segments[s_uop].offset_bytes + i * 4, static_cast<int32_t>(bits));
+  }
+  prog.uops = ctx.uop_table;
+  for_each_insn(root, [&](const Stmt& s) { prog.insns.push_back(s.insn); });
+  try {
+    isa::verify(prog);
+  } catch (const UserError& e) {
+    throw_internal_error("layer '{}': the lowered stream fails the verifier: {}", layer.name,
+                         e.what());
+  }
+
+  out.program = std::move(prog);
+  out.macs = p.macs();
+  // useful MACs with N, OC and IC per group rounded up to the blocks, over MACs per uop
+  out.ideal_gemm_uops =
+      g.nb * g.ocb * ceil_div(g.ic / g.groups, g.block_in) * g.kh * g.kw * g.oh * g.ow;
+  out.schedule = ctx.sched.describe();
+  out.est_cycles = ctx.sched.est_cycles;
+  return out;
+}
+
+}  // namespace tessel::compiler::accel

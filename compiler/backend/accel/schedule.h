@@ -1,0 +1,109 @@
+// Compute definition and schedule of one quantised conv2d on the accelerator.
+//
+// Compute definition (runtime/qnn.h): out[n,o,y,x] = requantize(bias[o] + sum over valid taps of
+// (in[n,c,y*sh-pt+ky,x*sw-pl+kx] - in_zero_point) * w[o,c,ky,kx]). The accelerator view: a dense
+// conv over BLOCK_IN x BLOCK_OUT blocks whose weight is block-sparse for grouped/depthwise convs
+// (tiles of channels in different groups are structurally zero and skipped), N padded to BATCH and
+// IC/OC padded to the blocks. Dense = 1x1 conv on [N,K,1,1].
+//
+// Schedule: the output is split into tiles of (batch block, oc_tile_blocks output-channel blocks,
+// oh_tile rows, ow_tile columns); the reduction over the structurally non-zero input-channel blocks
+// is split into chunks of ic_chunk blocks per output-channel block. Tiles are cached into the
+// scratchpads (input window with halo into INP, weights into WGT, the accumulator tile and the
+// per-channel constant rows into ACC) and dealt round-robin to `virtual_threads` virtual threads,
+// each owning 1/virtual_threads of every scratchpad. The tile sizes minimise a cost model under the
+// scratchpad capacities (see choose_schedule()).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/accel/lower_conv2d.h"
+#include "isa/config.h"
+#include "runtime/qnn.h"
+
+namespace tessel::compiler::accel {
+
+/// Shapes of a layer in the accelerator's blocked view (all counts in elements or blocks).
+struct ConvGeometry {
+  int64_t n = 1, ic = 0, ih = 0, iw = 0, oc = 0, kh = 1, kw = 1;
+  int64_t sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
+  int64_t oh = 0, ow = 0;
+  int64_t batch = 1, block_in = 16, block_out = 16;
+  int64_t nb = 1;   ///< batch blocks: ceil(n / BATCH)
+  int64_t icb = 1;  ///< input-channel blocks: ceil(ic / BLOCK_IN)
+  int64_t ocb = 1;  ///< output-channel blocks: ceil(oc / BLOCK_OUT)
+  /// For each output-channel block, the first and one-past-last input-channel block whose weight
+  /// tile is structurally non-zero (channels of a common group). Contiguous because groups are.
+  std::vector<std::pair<int64_t, int64_t>> nz;
+  int64_t max_nnz = 1;    ///< max over output-channel blocks of the non-zero input blocks
+  int64_t nnz_tiles = 0;  ///< sum over output-channel blocks of the non-zero input blocks
+};
+
+/// Validates `p` (throws UserError naming the layer and the bad value: non-positive sizes, groups
+/// not dividing IC and OC, a kernel larger than the padded input, DMA pads above 15, an input
+/// width above the 16-bit DMA stride) and derives the blocked geometry.
+ConvGeometry make_geometry(const std::string& layer, const runtime::QConv2dParams& p,
+                           const isa::HwConfig& cfg);
+
+/// One output tile: batch block `nb`, output-channel blocks [ob0, ob0+obn), output rows
+/// [y0, y0+th), output columns [x0, x0+tw); `vthread` = index % virtual_threads.
+struct Tile {
+  int64_t nb = 0, ob0 = 0, obn = 0, y0 = 0, th = 0, x0 = 0, tw = 0;
+  int vthread = 0;
+};
+
+/// The chosen schedule.
+struct Schedule {
+  int64_t oc_tile_blocks = 1;  ///< output-channel blocks per tile
+  int64_t oh_tile = 1;         ///< output rows per tile (the last tile may be shorter)
+  int64_t ow_tile = 1;         ///< output columns per tile (the last tile may be narrower)
+  int64_t ic_chunk = 1;        ///< non-zero input-channel blocks per output block per chunk
+  int64_t n_chunks = 1;        ///< ceil(max_nnz / ic_chunk)
+  int virtual_threads = 2;
+  int64_t const_rows = 0;  ///< ACC rows of per-channel constants per output-channel block
+  // per-virtual-thread scratchpad regions (entries): thread t owns [t*size, (t+1)*size)
+  int64_t inp_region = 0, wgt_region = 0, acc_region = 0;
+  int64_t win_h = 0;            ///< input rows of a full-height tile: (oh_tile-1)*sh + kh
+  int64_t acc_tile_stride = 0;  ///< ACC rows per output-channel block in a tile: oh_tile*ow_tile
+  int64_t est_cycles = 0;       ///< cost-model estimate (cycles) of the whole layer
+  std::vector<Tile> tiles;      ///< in program order: nb, oc tile, row tile, column tile
+  /// One line, e.g. "tiles=8 oc_tile=2x16 oh_tile=7 ow_tile=14 ic_chunk=4 vthreads=2 ...".
+  std::string describe() const;
+};
+
+/// Picks the schedule. Cost model (cycles): per tile and input-channel chunk, load = DRAM bytes of
+/// the input window and the weight tiles over the bus width (cfg.bus_bytes() per cycle) +
+/// cfg.dram_latency per DMA instruction; GEMM = uops at one per cycle (the compute roofline of
+/// isa.md section 5); per tile, compute work before the GEMMs (ACC loads, reset) and after them
+/// (`alu_ops` ALU instructions over the tile), and store = output bytes over the bus + latency per
+/// STORE. The tiles then run through a three-module pipeline estimate (double buffering: a load
+/// waits for the GEMMs that last used its virtual thread's INP/WGT half, a tile's compute for the
+/// store that last used its ACC half; see Pipeline in schedule.cc); the layer cost is its end time
+/// times the batch blocks. Constraints per virtual thread: the INP window, the WGT tiles, the ACC
+/// tile
+/// + constant rows and the GEMM micro-op kernel each fit depth / virtual_threads entries (16 uops
+/// kept for ALU kernels). Candidates: oc_tile_blocks, oh_tile and ow_tile of the form
+/// ceil(extent / k) (balanced tiles), ic_chunk of the form ceil(max_nnz / k); the cheapest wins,
+/// ties going to the earliest (largest tiles). Knobs other than 0 fix their dimension.
+/// Throws UserError naming the layer when a knob is out of range (virtual_threads < 1, tile
+/// sizes < 0 or above the layer's extent) or when no candidate fits (with the smallest tile's
+/// needs and the capacities in the message).
+Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
+                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops);
+
+/// Input-channel blocks of output block `ob` in chunk `chunk`: [first, last) (may be empty).
+std::pair<int64_t, int64_t> chunk_blocks(const ConvGeometry& g, const Schedule& s, int64_t ob,
+                                         int chunk);
+
+/// Input window of a tile along one axis: first input coordinate (may be negative), the number of
+/// real rows/columns inside [0, extent), and the zero padding before and after.
+struct Window {
+  int64_t first = 0, real = 0, pad0 = 0, pad1 = 0;
+  int64_t total() const { return pad0 + real + pad1; }
+};
+/// The window of output range [o0, o0+on) for kernel k, stride s, leading pad p, input extent n.
+Window input_window(int64_t o0, int64_t on, int64_t k, int64_t s, int64_t p, int64_t n);
+
+}  // namespace tessel::compiler::accel

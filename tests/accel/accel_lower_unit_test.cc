@@ -1,0 +1,281 @@
+// Unit and error tests of the accelerator lowering: determinism, schedule knobs, tiling of layers
+// too big for one tile, the requantisation plan, and the user errors.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "accel_test_util.h"
+#include "compiler/backend/accel/passes.h"
+#include "compiler/backend/accel/schedule.h"
+#include "support/error.h"
+
+namespace tessel::compiler::accel {
+namespace {
+
+using testing::LayerSpec;
+
+void expect_matches_reference(const AccelLayer& layer, const isa::HwConfig& cfg,
+                              const LowerOptions& opts, LoweredLayer* out = nullptr) {
+  const std::vector<int8_t> in = testing::make_input(layer.params, 5);
+  LoweredLayer low = lower_conv2d(layer, cfg, opts);
+  EXPECT_EQ(testing::run_on_fsim(low, layer.params, in), testing::reference(layer, in))
+      << low.schedule;
+  if (out) *out = std::move(low);
+}
+
+std::string user_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(AccelLower, LoweringTwiceGivesIdenticalPrograms) {
+  const AccelLayer layer = testing::make_layer(
+      {.name = "det", .ic = 40, .ih = 9, .iw = 7, .oc = 24, .in_zero_point = 9});
+  const LoweredLayer a = lower_conv2d(layer, isa::HwConfig{});
+  const LoweredLayer b = lower_conv2d(layer, isa::HwConfig{});
+  EXPECT_EQ(a.program.serialize(), b.program.serialize());
+  EXPECT_EQ(a.schedule, b.schedule);
+}
+
+TEST(AccelLower, KnobsOverrideTheCostModel) {
+  const AccelLayer layer =
+      testing::make_layer({.name = "knobs", .ic = 32, .ih = 9, .iw = 9, .oc = 48});
+  LowerOptions opts;
+  opts.knobs.oc_tile_blocks = 1;
+  opts.knobs.oh_tile = 2;
+  LoweredLayer low;
+  expect_matches_reference(layer, isa::HwConfig{}, opts, &low);
+  EXPECT_NE(low.schedule.find("oc_tile=1 oh_tile=2"), std::string::npos) << low.schedule;
+  // 3 oc tiles x 5 row tiles (9 rows in tiles of 2), one column tile
+  EXPECT_NE(low.schedule.find("tiles=15 "), std::string::npos) << low.schedule;
+}
+
+TEST(AccelLower, MoreVirtualThreads) {
+  // 3 and 4 threads: non-power-of-two SRAM regions (2048 / 3 = 682 INP entries each)
+  const AccelLayer layer = testing::make_layer(
+      {.name = "vt", .ic = 32, .ih = 9, .iw = 7, .oc = 48, .in_zero_point = -3});
+  for (int vt : {3, 4}) {
+    LowerOptions opts;
+    opts.knobs.virtual_threads = vt;
+    opts.knobs.oh_tile = 2;
+    opts.knobs.oc_tile_blocks = 1;
+    LoweredLayer low;
+    expect_matches_reference(layer, isa::HwConfig{}, opts, &low);
+    EXPECT_NE(low.schedule.find(fmt::format("vthreads={} ", vt)), std::string::npos)
+        << low.schedule;
+  }
+}
+
+TEST(AccelLower, ColumnAndChunkKnobs) {
+  const AccelLayer layer =
+      testing::make_layer({.name = "knobs2", .ic = 48, .ih = 6, .iw = 11, .oc = 16});
+  LowerOptions opts;
+  opts.knobs.ow_tile = 4;
+  opts.knobs.ic_chunk = 2;
+  LoweredLayer low;
+  expect_matches_reference(layer, isa::HwConfig{}, opts, &low);
+  EXPECT_NE(low.schedule.find("ow_tile=4 ic_chunk=2 chunks=2 "), std::string::npos)
+      << low.schedule;
+  EXPECT_GT(low.est_cycles, 0);
+  LowerOptions bad;
+  bad.knobs.ic_chunk = 4;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(layer, {}, bad); })
+                .find("ic_chunk 4 out of range [0, 3]"),
+            std::string::npos);
+}
+
+TEST(AccelLower, ReductionTooBigForOneTileIsChunked) {
+  // 3x3 over 2048 input channels: 128 blocks * 9 = 1152 weight tiles per oc block, more than the
+  // 512 WGT entries of one virtual thread: the reduction is split into chunks
+  const AccelLayer layer = testing::make_layer(
+      {.name = "deep", .ic = 2048, .ih = 3, .iw = 3, .oc = 16, .rq = LayerSpec::Rq::kPow2});
+  LoweredLayer low;
+  expect_matches_reference(layer, isa::HwConfig{}, {}, &low);
+  EXPECT_EQ(low.schedule.find("chunks=1 "), std::string::npos) << low.schedule;
+}
+
+TEST(AccelLower, WideRowsAreTiledInWidth) {
+  // one input block: a 3-row window of 1102 columns = 3306 INP entries > 1024 per virtual
+  // thread, and the channels cannot be chunked further: the columns are tiled
+  const AccelLayer layer =
+      testing::make_layer({.name = "wide", .ic = 16, .ih = 3, .iw = 1100, .oc = 16});
+  LoweredLayer low;
+  expect_matches_reference(layer, isa::HwConfig{}, {}, &low);
+  EXPECT_EQ(low.schedule.find("ow_tile=1100 "), std::string::npos) << low.schedule;
+  EXPECT_NE(low.schedule.find("chunks=1 "), std::string::npos) << low.schedule;
+}
+
+TEST(AccelLower, KernelsBeyondTheUopBufferAreLoadedOnDemand) {
+  isa::HwConfig small;
+  small.log_uop_buff_size = 8;  // 64 micro-ops
+  small.validate();
+  // 7 output blocks in oc tiles of 4 and 3: GEMM kernels of 4*9 = 36 and 3*9 = 27 uops, plus the
+  // reset/ALU kernels: more than 64, so kernels are loaded before use and reloaded when evicted
+  const AccelLayer layer =
+      testing::make_layer({.name = "uops", .ic = 16, .ih = 6, .iw = 6, .oc = 112});
+  LowerOptions opts;
+  opts.knobs.virtual_threads = 1;
+  opts.knobs.oc_tile_blocks = 4;
+  LoweredLayer low;
+  expect_matches_reference(layer, small, opts, &low);
+  int uop_loads = 0;
+  for (const isa::Instruction& i : low.program.insns) {
+    uop_loads += i.opcode == isa::Opcode::kLoad && i.mem_type == isa::MemType::kUop && i.x_size > 0;
+  }
+  EXPECT_GT(low.program.uops.size(), 64u);
+  EXPECT_GT(uop_loads, 2);
+}
+
+TEST(AccelLower, ImpossibleTileIsAClearError) {
+  isa::HwConfig tiny;
+  tiny.log_inp_buff_size = 8;  // 16 INP entries: 8 per virtual thread < one 3x3 window
+  tiny.validate();
+  const AccelLayer layer = testing::make_layer({.name = "tight", .ic = 16, .oc = 16});
+  LowerOptions two;
+  two.knobs.virtual_threads = 2;
+  const std::string msg = user_error_of([&] { lower_conv2d(layer, tiny, two); });
+  EXPECT_NE(msg.find("layer 'tight': no tile fits the scratchpads"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("inp 8"), std::string::npos) << msg;
+  // with one virtual thread the 16 entries hold a 3x3 window: it lowers, tile by tile
+  LowerOptions one;
+  one.knobs.virtual_threads = 1;
+  expect_matches_reference(layer, tiny, one);
+}
+
+TEST(AccelLower, UserErrorsNameTheValue) {
+  AccelLayer layer = testing::make_layer({.name = "bad", .ic = 16, .oc = 16});
+  AccelLayer big_pad = layer;
+  big_pad.params.pad_top = 16;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(big_pad, {}); })
+                .find("layer 'bad': pad_top 16 exceeds the dma pad limit 15"),
+            std::string::npos);
+  AccelLayer short_w = layer;
+  short_w.weights.pop_back();
+  EXPECT_NE(user_error_of([&] { lower_conv2d(short_w, {}); }).find("weights hold 2303 values"),
+            std::string::npos);
+  AccelLayer wide = layer;
+  wide.params.iw = 70000;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(wide, {}); })
+                .find("input width 70000 exceeds the dma stride limit 65535"),
+            std::string::npos);
+  AccelLayer groups = layer;
+  groups.params.groups = 3;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(groups, {}); }).find("groups 3 must divide ic 16"),
+            std::string::npos);
+  AccelLayer shift = layer;
+  shift.params.rq.shift = {40};
+  EXPECT_NE(user_error_of([&] { lower_conv2d(shift, {}); }).find("shift[0] 40 out of range"),
+            std::string::npos);
+  LowerOptions vt0;
+  vt0.knobs.virtual_threads = 0;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(layer, {}, vt0); })
+                .find("virtual_threads must be >= 1, got 0"),
+            std::string::npos);
+  LowerOptions dump;
+  dump.dump_ir_after = "no_such_pass";
+  EXPECT_NE(user_error_of([&] { lower_conv2d(layer, {}, dump); })
+                .find("unknown pass 'no_such_pass'"),
+            std::string::npos);
+}
+
+TEST(AccelPlan, PowerOfTwoRequantUsesImmediatesOnly) {
+  runtime::QConv2dParams p;
+  p.oc = 4;
+  p.rq.shift = {6};
+  p.rq.clip_lo = 0;
+  const LayerPlan plan = make_plan("p", p, {0, 0, 0, 0});
+  EXPECT_TRUE(plan.const_rows.empty());
+  EXPECT_EQ(plan.bias_row, -1);
+  ASSERT_EQ(plan.requant.size(), 4u);
+  EXPECT_EQ(plan.requant[0].op, isa::AluOp::kAdd);
+  EXPECT_EQ(plan.requant[0].imm, 32);  // 2^(6-1)
+  EXPECT_EQ(plan.requant[1].op, isa::AluOp::kShr);
+  EXPECT_EQ(plan.requant[1].imm, 6);
+  EXPECT_EQ(plan.requant[2].op, isa::AluOp::kMax);
+  EXPECT_EQ(plan.requant[2].imm, 0);
+  EXPECT_EQ(plan.requant[3].op, isa::AluOp::kMin);
+  EXPECT_EQ(plan.requant[3].imm, 127);
+}
+
+TEST(AccelPlan, PerChannelValuesBecomeAccRows) {
+  runtime::QConv2dParams p;
+  p.oc = 3;
+  p.rq.multiplier = {100, 200, 40000};
+  p.rq.shift = {0, 3, 5};
+  const LayerPlan plan = make_plan("p", p, {1, 2, 3});
+  // rows: multiplier, shift round, shift, bias (the MUL comes first: no rounding is folded)
+  ASSERT_EQ(plan.const_rows.size(), 4u);
+  EXPECT_EQ(plan.const_rows[0], (std::vector<int32_t>{100, 200, 40000}));
+  EXPECT_EQ(plan.const_rows[1], (std::vector<int32_t>{0, 4, 16}));
+  EXPECT_EQ(plan.const_rows[2], (std::vector<int32_t>{0, 3, 5}));
+  EXPECT_EQ(plan.bias_row, 3);
+  EXPECT_EQ(plan.const_rows[3], (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(plan.folded_round, "");
+  ASSERT_EQ(plan.requant.size(), 5u);  // MUL, ADD, SHR, MAX, MIN
+  EXPECT_FALSE(plan.requant[0].use_imm);
+  EXPECT_EQ(plan.requant[0].const_row, 0);
+}
+
+TEST(AccelPlan, FirstRoundingIsFoldedIntoTheBias) {
+  runtime::QConv2dParams p;
+  p.oc = 2;
+  p.rq.shift = {4, 6};  // per-channel rounding 8 and 32
+  const LayerPlan plan = make_plan("p", p, {100, -100});
+  EXPECT_EQ(plan.folded_round, "round shift");
+  EXPECT_EQ(plan.bias, (std::vector<int32_t>{108, -68}));
+  ASSERT_GE(plan.bias_row, 0);
+  EXPECT_EQ(plan.const_rows[static_cast<size_t>(plan.bias_row)], (std::vector<int32_t>{108, -68}));
+  // the chain keeps only SHR (per-channel row), MAX, MIN
+  ASSERT_EQ(plan.requant.size(), 3u);
+  EXPECT_EQ(plan.requant[0].op, isa::AluOp::kShr);
+  // without any bias, nothing to fold into: the rounding stays an ALU op
+  const LayerPlan no_bias = make_plan("p", p, {0, 0});
+  EXPECT_EQ(no_bias.folded_round, "");
+  EXPECT_EQ(no_bias.requant.size(), 4u);
+}
+
+TEST(AccelPlan, ZeroPointFoldsBiasIntoTheInitTensor) {
+  runtime::QConv2dParams p;
+  p.oc = 2;
+  p.in_zero_point = -128;
+  const LayerPlan plan = make_plan("p", p, {5, 6});
+  EXPECT_TRUE(plan.acc_init_tensor);
+  EXPECT_EQ(plan.bias_row, -1);
+}
+
+TEST(AccelSchedule, DepthwiseSkipsZeroTiles) {
+  runtime::QConv2dParams p;
+  p.ic = p.oc = 64;
+  p.groups = 64;
+  p.ih = p.iw = 8;
+  p.kh = p.kw = 3;
+  const ConvGeometry g = make_geometry("dw", p, isa::HwConfig{});
+  ASSERT_EQ(g.nz.size(), 4u);
+  for (int64_t ob = 0; ob < 4; ++ob) {
+    EXPECT_EQ(g.nz[ob], (std::pair<int64_t, int64_t>{ob, ob + 1}));  // block-diagonal
+  }
+  EXPECT_EQ(g.nnz_tiles, 4);
+}
+
+TEST(AccelSchedule, InputWindowPads) {
+  // rows [0, 4) of a 3x3 stride-1 pad-1 conv over 8 rows: input rows -1..4, one pad row on top
+  const Window w = input_window(0, 4, 3, 1, 1, 8);
+  EXPECT_EQ(w.first, -1);
+  EXPECT_EQ(w.pad0, 1);
+  EXPECT_EQ(w.real, 5);
+  EXPECT_EQ(w.pad1, 0);
+  // the last rows [6, 8): input rows 5..8, one pad row below
+  const Window b = input_window(6, 2, 3, 1, 1, 8);
+  EXPECT_EQ(b.first, 5);
+  EXPECT_EQ(b.real, 3);
+  EXPECT_EQ(b.pad1, 1);
+}
+
+}  // namespace
+}  // namespace tessel::compiler::accel
