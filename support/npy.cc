@@ -1,0 +1,420 @@
+#include "support/npy.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "support/error.h"
+
+namespace tessel::support {
+namespace {
+
+// strerror() text in lower case, as Tessel's messages are.
+std::string errno_text() {
+  std::string s = std::strerror(errno);
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+constexpr char kNpyMagic[] = "\x93NUMPY";
+constexpr size_t kNpyMagicLen = 6;
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Reads one element of `dtype` at `p` (byte order `big`) as float.
+float load_element(const uint8_t* p, FileDType dtype, bool big) {
+  switch (dtype) {
+    case FileDType::kU8:
+      return static_cast<float>(p[0]);
+    case FileDType::kI8:
+      return static_cast<float>(static_cast<int8_t>(p[0]));
+    case FileDType::kF32: {
+      uint32_t u = 0;
+      for (int i = 0; i < 4; ++i) u |= uint32_t{p[big ? 3 - i : i]} << (8 * i);
+      return std::bit_cast<float>(u);
+    }
+    case FileDType::kF64: {
+      uint64_t u = 0;
+      for (int i = 0; i < 8; ++i) u |= uint64_t{p[big ? 7 - i : i]} << (8 * i);
+      return static_cast<float>(std::bit_cast<double>(u));
+    }
+  }
+  throw_internal_error("unhandled file dtype {}", static_cast<int>(dtype));
+}
+
+std::vector<float> convert(const uint8_t* p, size_t count, FileDType dtype, bool big) {
+  std::vector<float> out(count);
+  const size_t eb = file_dtype_bytes(dtype);
+  for (size_t i = 0; i < count; ++i) out[i] = load_element(p + i * eb, dtype, big);
+  return out;
+}
+
+// A minimal parser for the header dict NumPy writes: {'key': value, ...} with string, bool and
+// tuple-of-int values.
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& what) : s_(text), what_(what) {}
+
+  void parse(std::string& descr, bool& fortran, std::vector<int64_t>& shape) {
+    bool have_descr = false, have_fortran = false, have_shape = false;
+    skip_ws();
+    expect('{');
+    while (true) {
+      skip_ws();
+      if (peek() == '}') break;
+      const std::string key = parse_string();
+      skip_ws();
+      expect(':');
+      skip_ws();
+      if (key == "descr") {
+        descr = parse_string();
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        fortran = parse_bool();
+        have_fortran = true;
+      } else if (key == "shape") {
+        shape = parse_tuple();
+        have_shape = true;
+      } else {
+        fail(fmt::format("unknown header key '{}'", key));
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      skip_ws();
+      if (peek() != '}') fail(fmt::format("expected ',' or '}}' at header byte {}", i_));
+    }
+    if (!have_descr || !have_fortran || !have_shape) {
+      fail("header lacks one of 'descr', 'fortran_order', 'shape'");
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw_user_error("malformed .npy file {}: {}", what_, why);
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void skip_ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n')) ++i_;
+  }
+  void expect(char c) {
+    if (peek() != c) fail(fmt::format("expected '{}' at header byte {}", c, i_));
+    ++i_;
+  }
+  std::string parse_string() {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail(fmt::format("expected a quoted string at header byte {}", i_));
+    ++i_;
+    const size_t end = s_.find(q, i_);
+    if (end == std::string::npos) fail("unterminated string in header");
+    std::string out = s_.substr(i_, end - i_);
+    i_ = end + 1;
+    return out;
+  }
+  bool parse_bool() {
+    if (s_.compare(i_, 4, "True") == 0) {
+      i_ += 4;
+      return true;
+    }
+    if (s_.compare(i_, 5, "False") == 0) {
+      i_ += 5;
+      return false;
+    }
+    fail(fmt::format("expected True or False at header byte {}", i_));
+  }
+  std::vector<int64_t> parse_tuple() {
+    expect('(');
+    std::vector<int64_t> dims;
+    while (true) {
+      skip_ws();
+      if (peek() == ')') {
+        ++i_;
+        break;
+      }
+      if (!std::isdigit(static_cast<unsigned char>(peek()))) {
+        fail(fmt::format("expected a dimension at header byte {}", i_));
+      }
+      int64_t v = 0;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {
+        if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) fail("dimension too large");
+        v = v * 10 + (s_[i_++] - '0');
+      }
+      if (peek() == 'L') ++i_;  // Python 2 long suffix
+      dims.push_back(v);
+      skip_ws();
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      skip_ws();
+      if (peek() != ')') fail(fmt::format("expected ',' or ')' at header byte {}", i_));
+    }
+    return dims;
+  }
+
+  const std::string& s_;
+  const std::string& what_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+const char* to_string(FileDType t) {
+  switch (t) {
+    case FileDType::kF32: return "f32";
+    case FileDType::kF64: return "f64";
+    case FileDType::kU8: return "u8";
+    case FileDType::kI8: return "i8";
+  }
+  return "?";
+}
+
+std::optional<FileDType> parse_file_dtype(const std::string& s) {
+  if (s == "f32") return FileDType::kF32;
+  if (s == "f64") return FileDType::kF64;
+  if (s == "u8") return FileDType::kU8;
+  if (s == "i8") return FileDType::kI8;
+  return std::nullopt;
+}
+
+size_t file_dtype_bytes(FileDType t) {
+  switch (t) {
+    case FileDType::kF32: return 4;
+    case FileDType::kF64: return 8;
+    case FileDType::kU8:
+    case FileDType::kI8: return 1;
+  }
+  return 0;
+}
+
+int64_t num_elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw_user_error("negative dimension {} in shape {}", d, shape_to_string(shape));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      throw_user_error("shape {} has too many elements", shape_to_string(shape));
+    }
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::vector<int64_t> parse_shape(const std::string& text) {
+  std::vector<int64_t> dims;
+  if (text.empty()) throw_user_error("empty shape");
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t j = text.find_first_of(",x", i);
+    if (j == std::string::npos) j = text.size();
+    const std::string tok = text.substr(i, j - i);
+    if (tok.empty() || tok.size() > 12 ||
+        !std::all_of(tok.begin(), tok.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      throw_user_error("bad shape '{}': '{}' is not a positive integer", text, tok);
+    }
+    const int64_t v = std::stoll(tok);
+    if (v <= 0) throw_user_error("bad shape '{}': dimension {} is not positive", text, v);
+    dims.push_back(v);
+    i = j + 1;
+  }
+  num_elements(dims);  // overflow check
+  return dims;
+}
+
+FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& what) {
+  if (bytes.size() < kNpyMagicLen + 4 || std::memcmp(bytes.data(), kNpyMagic, kNpyMagicLen) != 0) {
+    throw_user_error("malformed .npy file {}: missing the \\x93NUMPY magic ({} bytes in file)", what,
+                     bytes.size());
+  }
+  const int major = bytes[6];
+  size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = size_t{bytes[8]} | size_t{bytes[9]} << 8;
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw_user_error("malformed .npy file {}: truncated header", what);
+    header_len = size_t{bytes[8]} | size_t{bytes[9]} << 8 | size_t{bytes[10]} << 16 |
+                 size_t{bytes[11]} << 24;
+    header_start = 12;
+  } else {
+    throw_user_error("unsupported .npy version {}.{} in {} (1.0, 2.0 and 3.0 are supported)", major,
+                     int{bytes[7]}, what);
+  }
+  if (header_len > bytes.size() - header_start) {
+    throw_user_error("malformed .npy file {}: header of {} bytes but only {} bytes follow", what,
+                     header_len, bytes.size() - header_start);
+  }
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + header_start), header_len);
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+  HeaderParser(header, what).parse(descr, fortran, shape);
+  if (fortran) throw_user_error("unsupported .npy file {}: fortran_order is True (C order only)", what);
+  if (descr.size() < 3) throw_user_error("unsupported .npy dtype '{}' in {}", descr, what);
+  const char order = descr[0];
+  const std::string kind = descr.substr(1);
+  std::optional<FileDType> dtype;
+  if (kind == "f4") dtype = FileDType::kF32;
+  if (kind == "f8") dtype = FileDType::kF64;
+  if (kind == "u1") dtype = FileDType::kU8;
+  if (kind == "i1") dtype = FileDType::kI8;
+  if (!dtype || (order != '<' && order != '>' && order != '|' && order != '=')) {
+    throw_user_error("unsupported .npy dtype '{}' in {} (float32, float64, uint8 and int8 are read)",
+                     descr, what);
+  }
+  const int64_t count = num_elements(shape);
+  const size_t data_start = header_start + header_len;
+  const size_t have = bytes.size() - data_start;
+  const size_t eb = file_dtype_bytes(*dtype);
+  if (static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / eb ||
+      have != static_cast<size_t>(count) * eb) {
+    throw_user_error("malformed .npy file {}: shape {} of {} needs {} data bytes but the file has {}",
+                     what, shape_to_string(shape), descr, static_cast<uint64_t>(count) * eb, have);
+  }
+  FloatTensor t;
+  t.shape = shape;
+  t.source_dtype = *dtype;
+  t.data = convert(bytes.data() + data_start, static_cast<size_t>(count), *dtype, order == '>');
+  return t;
+}
+
+FloatTensor read_npy(const std::string& path) { return decode_npy(read_file_bytes(path), path); }
+
+std::vector<uint8_t> encode_npy_f32(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  const int64_t count = num_elements(shape);
+  if (static_cast<uint64_t>(count) != data.size()) {
+    throw_user_error("cannot write .npy: shape {} has {} elements but {} values were given",
+                     shape_to_string(shape), count, data.size());
+  }
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) dims += ", ";
+    dims += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) dims += ",";  // NumPy writes a 1-tuple as "(5,)"
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const size_t unpadded = kNpyMagicLen + 4 + header.size() + 1;  // +1 for the final '\n'
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::vector<uint8_t> out(kNpyMagic, kNpyMagic + kNpyMagicLen);
+  out.push_back(1);
+  out.push_back(0);
+  out.push_back(static_cast<uint8_t>(header.size() & 0xff));
+  out.push_back(static_cast<uint8_t>(header.size() >> 8));
+  out.insert(out.end(), header.begin(), header.end());
+  for (float f : data) {
+    const uint32_t u = std::bit_cast<uint32_t>(f);
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(u >> (8 * i)));
+  }
+  return out;
+}
+
+void write_npy_f32(const std::string& path, const std::vector<int64_t>& shape,
+                   const std::vector<float>& data) {
+  write_file_bytes(path, encode_npy_f32(shape, data));
+}
+
+std::optional<NameSpec> spec_from_file_name(const std::string& path) {
+  std::string name = base_name(path);
+  if (!ends_with(name, ".bin")) return std::nullopt;
+  name.resize(name.size() - 4);
+  // ..._<dtype>_<dims>
+  const size_t us2 = name.find_last_of('_');
+  if (us2 == std::string::npos || us2 == 0) return std::nullopt;
+  const size_t us1 = name.find_last_of('_', us2 - 1);
+  if (us1 == std::string::npos) return std::nullopt;
+  const auto dtype = parse_file_dtype(name.substr(us1 + 1, us2 - us1 - 1));
+  if (!dtype) return std::nullopt;
+  const std::string dims = name.substr(us2 + 1);
+  if (dims.empty() || dims.find(',') != std::string::npos) return std::nullopt;
+  try {
+    return NameSpec{*dtype, parse_shape(dims)};
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector<int64_t>& shape) {
+  const std::vector<uint8_t> bytes = read_file_bytes(path);
+  const uint64_t count = static_cast<uint64_t>(num_elements(shape));
+  const uint64_t want = count * file_dtype_bytes(dtype);
+  if (bytes.size() != want) {
+    throw_user_error("{} holds {} bytes but shape {} of {} needs {} bytes", path, bytes.size(),
+                     shape_to_string(shape), to_string(dtype), want);
+  }
+  FloatTensor t;
+  t.shape = shape;
+  t.source_dtype = dtype;
+  t.data = convert(bytes.data(), count, dtype, false);
+  return t;
+}
+
+FloatTensor read_tensor_file(const std::string& path, const std::optional<std::vector<int64_t>>& shape) {
+  if (ends_with(path, ".npy")) {
+    FloatTensor t = read_npy(path);
+    if (shape) {
+      if (num_elements(*shape) != static_cast<int64_t>(t.data.size())) {
+        throw_user_error("{} holds shape {} ({} elements) but --shape {} has {} elements", path,
+                         shape_to_string(t.shape), t.data.size(), shape_to_string(*shape),
+                         num_elements(*shape));
+      }
+      t.shape = *shape;
+    }
+    return t;
+  }
+  const auto spec = spec_from_file_name(path);
+  if (!shape && !spec) {
+    throw_user_error(
+        "{} is a raw binary without a shape: pass --shape (e.g. --shape 1,3,224,224) or name it "
+        "like x_f32_1x3x224x224.bin",
+        path);
+  }
+  return read_raw(path, spec ? spec->dtype : FileDType::kF32, shape ? *shape : spec->shape);
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw_io_error("cannot read {}: is a directory", path);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw_io_error("cannot read {}: {}", path, errno_text());
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  if (size < 0) throw_io_error("cannot read {}: not a regular file", path);
+  f.seekg(0, std::ios::beg);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size)) {
+    throw_io_error("cannot read {}: short read", path);
+  }
+  return bytes;
+}
+
+void write_file_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw_io_error("cannot write {}: {}", path, errno_text());
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!f) throw_io_error("cannot write {}: write failed", path);
+}
+
+}  // namespace tessel::support

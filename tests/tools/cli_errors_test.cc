@@ -1,0 +1,159 @@
+// The `tessel` command line on bad arguments and bad files: one "error: ..." line on stderr,
+// exit code 2 for usage errors and 1 for everything else, never a crash.
+#include <gtest/gtest.h>
+
+#include "cli_util.h"
+#include "support/npy.h"
+
+namespace tessel::tools::testing {
+namespace {
+
+const std::string kMnistInt8 = "models/onnx-zoo/mnist-12-int8.ort-qoperator.onnx";
+const std::string kDigit0 = "data/reference/inputs/mnist_t10k_00000_f32_1x1x28x28.bin";
+
+// Exactly one line on stderr, starting "error: " and containing `needle`.
+void expect_error(const CliResult& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err << "\nwanted: " << needle;
+}
+
+void write(const std::string& path, const std::string& bytes) {
+  support::write_file_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+}
+
+TEST(CliUsage, NoSubcommand) { expect_error(run_cli({}), 2, "subcommand"); }
+
+TEST(CliUsage, UnknownSubcommand) { expect_error(run_cli({"frobnicate"}), 2, "frobnicate"); }
+
+TEST(CliUsage, RunWithoutInput) { expect_error(run_cli({"run", kMnistInt8}), 2, "--input"); }
+
+TEST(CliUsage, UnknownOption) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--bogus"}), 2, "--bogus");
+}
+
+TEST(CliUsage, UnknownSimulator) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--sim", "rtl9"}), 2, "rtl9");
+}
+
+TEST(CliUsage, AsmWithoutOutput) { expect_error(run_cli({"asm", "x.s"}), 2, "--output"); }
+
+TEST(CliUsage, HelpIsNotAnError) {
+  const CliResult r = run_cli({"run", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--report-json"), std::string::npos);
+}
+
+TEST(CliErrors, NonexistentModel) {
+  expect_error(run_cli({"run", "models/no_such_model.onnx", "--input", kDigit0}), 1, "no_such_model.onnx");
+}
+
+TEST(CliErrors, MalformedOnnx) {
+  const std::string bad = temp_file("garbage.onnx");
+  write(bad, "this is not a protobuf \x01\x02\x03 at all");
+  expect_error(run_cli({"run", bad, "--input", kDigit0}), 1, "garbage.onnx");
+}
+
+TEST(CliErrors, WrongSizeBin) {
+  const std::string bad = temp_file("short_f32_1x1x28x28.bin");
+  write(bad, std::string(100, '\0'));
+  expect_error(run_cli({"run", kMnistInt8, "--input", bad}), 1,
+               "holds 100 bytes but shape [1, 1, 28, 28] of f32 needs 3136 bytes");
+}
+
+TEST(CliErrors, WrongSizeBinWithShapeOption) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--shape", "1,1,28,27"}), 1,
+               "holds 3136 bytes but shape [1, 1, 28, 27] of f32 needs 3024 bytes");
+}
+
+TEST(CliErrors, RawBinWithoutShapeUsesTheModelShape) {
+  const std::string bad = temp_file("plain.bin");
+  write(bad, std::string(12, '\0'));
+  expect_error(run_cli({"run", kMnistInt8, "--input", bad}), 1,
+               "holds 12 bytes but shape [1, 1, 28, 28] of f32 needs 3136 bytes");
+}
+
+TEST(CliErrors, MalformedNpy) {
+  const std::string bad = temp_file("bad.npy");
+  // A version 1.0 header that claims 16 bytes but is cut short after 14.
+  const char header[] = "\x93NUMPY\x01\x00\x10\x00{'descr': '<f4'";
+  write(bad, std::string(header, sizeof header - 1));
+  expect_error(run_cli({"run", kMnistInt8, "--input", bad}), 1, "malformed .npy file");
+}
+
+TEST(CliErrors, InputOfAnotherModel) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", "data/reference/inputs/ic_sample0_f32_1x3x32x32.bin"}), 1,
+               "has shape [1, 3, 32, 32] (3072 elements) but input 'Input3' expects [1, 1, 28, 28] (784 elements)");
+}
+
+TEST(CliErrors, NhwcHint) {
+  expect_error(run_cli({"run", "models/mlperf-tiny/ic01_resnet8_int8_qdq.onnx", "--input",
+                        "data/mlperf-tiny/image_classification_int8_0.npy"}),
+               1, "pass --nhwc");
+}
+
+TEST(CliErrors, BadShapeText) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--shape", "1,x,28"}), 1,
+               "bad shape '1,x,28'");
+}
+
+TEST(CliErrors, UnknownDumpIrPass) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--dump-ir", "no-such-pass"}), 1,
+               "unknown pass 'no-such-pass'");
+}
+
+TEST(CliErrors, MissingLabelFile) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--labels", "no_such_labels.txt"}), 1,
+               "no_such_labels.txt");
+}
+
+TEST(CliErrors, BadConfigFile) {
+  const std::string bad = temp_file("bad_config.json");
+  write(bad, "{\"LOG_BLOCK_IN\": 4, ");
+  expect_error(run_cli({"config", "--print", "--config", bad}), 1, "");
+  expect_error(run_cli({"config", "--print", "--config", "no_such_config.json"}), 1, "no_such_config.json");
+}
+
+TEST(CliErrors, DisasmOfANonProgram) {
+  expect_error(run_cli({"disasm", kDigit0}), 1, "is not a Program binary");
+  expect_error(run_cli({"disasm", "no_such_program.bin"}), 1, "no_such_program.bin");
+  const std::string trunc = temp_file("trunc.bin");
+  const char truncated[] = "TSLPROG1\x01\x00";
+  write(trunc, std::string(truncated, sizeof truncated - 1));
+  expect_error(run_cli({"disasm", trunc}), 1, "trunc.bin");
+}
+
+TEST(CliErrors, AsmSyntaxErrorNamesTheLine) {
+  const std::string src = temp_file("bad.s");
+  write(src, "# comment\nLOAD INP sram=0 dram=0 y=1 x=1 stride=1\nGEMM uop=0:1 iter=1 dst=0,0\n");
+  expect_error(run_cli({"asm", src, "-o", temp_file("bad.bin")}), 1, "line 3");
+}
+
+TEST(CliErrors, SimRejectsAnIllegalStream) {
+  const std::string src = temp_file("unbalanced.s");
+  // compute pushes a token to store that nobody pops: the verifier's token-balance rule.
+  write(src, "LOAD UOP sram=0 dram=0 y=1 x=0 stride=0 deps=push_next\nFINISH\n");
+  const CliResult r = run_cli({"sim", src});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+}
+
+TEST(CliErrors, SimSegmentErrors) {
+  const std::string src = temp_file("finish.s");
+  write(src, "FINISH\n");
+  expect_error(run_cli({"sim", src, "--segment", "inp"}), 1, "must have the form name=file");
+  expect_error(run_cli({"sim", src, "--alloc", "out=abc"}), 1, "not a positive byte count");
+  expect_error(run_cli({"sim", src, "--segment", "inp=no_such_file.bin"}), 1, "no_such_file.bin");
+}
+
+TEST(CliConfig, PrintsTheDefaultConfig) {
+  const CliResult r = run_cli({"config", "--print"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"LOG_BLOCK_IN\": 4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"LOG_WGT_BUFF_SIZE\": 18"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tessel::tools::testing

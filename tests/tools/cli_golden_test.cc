@@ -1,0 +1,245 @@
+// Golden tests of the `tessel` command line: the assembler/disassembler round trip against a
+// checked-in listing, and the report JSON / .npy / .tsx files of real runs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "runtime/executable.h"
+#include "support/npy.h"
+#include "tools/report.h"
+
+namespace tessel::tools::testing {
+namespace {
+
+const std::string kMnistInt8 = "models/onnx-zoo/mnist-12-int8.ort-qoperator.onnx";
+const std::string kDigit0 = "data/reference/inputs/mnist_t10k_00000_f32_1x1x28x28.bin";
+
+std::string read_text(const std::string& path) {
+  const auto b = support::read_file_bytes(path);
+  return std::string(b.begin(), b.end());
+}
+
+std::vector<std::string> keys_of(const nlohmann::ordered_json& j) {
+  std::vector<std::string> k;
+  for (auto it = j.begin(); it != j.end(); ++it) k.push_back(it.key());
+  return k;
+}
+
+// assemble -> disassemble gives the golden listing; assembling the listing gives the same bytes.
+TEST(CliGolden, AsmDisasmRoundTrip) {
+  const std::string src = "tests/golden/tools/gemm_tile.s";
+  const std::string golden = "tests/golden/tools/gemm_tile.disasm";
+  const std::string bin = temp_file("gemm_tile.bin"), bin2 = temp_file("gemm_tile2.bin");
+  CliResult r = run_cli({"asm", src, "-o", bin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"disasm", bin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_text(std::string(TESSEL_SOURCE_DIR) + "/" + golden));
+  r = run_cli({"asm", golden, "-o", bin2});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(support::read_file_bytes(bin), support::read_file_bytes(bin2));
+}
+
+// The golden program computes out[o] = 2*inp[o] + inp[0] for inp[k] = k - 8 (see gemm_tile.s):
+// the same bytes on both simulators.
+TEST(CliGolden, SimRunsTheProgramOnBothSimulators) {
+  const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/tests/golden/tools/";
+  for (const std::string sim : {"fsim", "cycle"}) {
+    const std::string out = temp_file("out_" + sim + ".bin");
+    const CliResult r = run_cli({"sim", "tests/golden/tools/gemm_tile.s", "--sim", sim, "--segment",
+                                 "inp=tests/golden/tools/gemm_tile_inp.bin", "--segment",
+                                 "wgt=tests/golden/tools/gemm_tile_wgt.bin", "--alloc", "out=16",
+                                 "--dump-segment", "out=" + out});
+    ASSERT_EQ(r.exit_code, 0) << sim << ": " << r.err;
+    EXPECT_NE(r.out.find("gemm_counter      1\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("out_store_nbytes  16\n"), std::string::npos) << r.out;
+    if (sim == "cycle") {
+      EXPECT_NE(r.out.find("module"), std::string::npos) << r.out;
+    }
+    const std::vector<uint8_t> bytes = support::read_file_bytes(out);
+    ASSERT_GE(bytes.size(), 16u);
+    for (int o = 0; o < 16; ++o) {
+      const int want = o == 0 ? -16 : 2 * (o - 8) - 8;
+      EXPECT_EQ(static_cast<int8_t>(bytes[o]), want) << sim << " lane " << o;
+    }
+  }
+}
+
+TEST(CliGolden, ReportJsonSchemaAndValues) {
+  const std::string report = temp_file("report.json"), npy = temp_file("out.npy");
+  const CliResult r = run_cli({"run", kMnistInt8, "--input", kDigit0, "--sim", "cycle", "--report-json", report,
+                               "--output", npy});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("top-5"), std::string::npos) << r.out;
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(read_text(report));
+  EXPECT_EQ(keys_of(j), (std::vector<std::string>{"tessel_report_version", "model", "inputs", "simulator",
+                                                   "config", "clock_mhz", "macs_per_uop", "offload",
+                                                   "quantized_by_tessel", "calibration", "compile_ms",
+                                                   "outputs_match_fsim", "cpu_cycles_source", "outputs", "layers", "totals",
+                                                   "sim_speed"}));
+  EXPECT_EQ(j["simulator"], "cycle");
+  EXPECT_EQ(j["config"], "1x16_i8w8a32_15_15_18_17");
+  EXPECT_EQ(j["macs_per_uop"], 256);
+  EXPECT_EQ(j["quantized_by_tessel"], false);
+  EXPECT_TRUE(j["calibration"].is_null());
+  EXPECT_EQ(j["outputs_match_fsim"], true);
+  const auto& out = j["outputs"][0];
+  EXPECT_EQ(keys_of(out), (std::vector<std::string>{"name", "shape", "classifier", "top", "error_vs_reference"}));
+  EXPECT_EQ(out["shape"], nlohmann::json::array({1, 10}));
+  EXPECT_EQ(out["top"].size(), 5u);
+  EXPECT_EQ(keys_of(out["top"][0]), (std::vector<std::string>{"index", "value", "label"}));
+  EXPECT_EQ(out["top"][0]["index"], 7);
+  EXPECT_EQ(out["top"][0]["label"], "7");
+  EXPECT_EQ(keys_of(out["error_vs_reference"]),
+            (std::vector<std::string>{"max_abs_error", "snr_db", "top1_agree", "reference_top1"}));
+  EXPECT_EQ(out["error_vs_reference"]["top1_agree"], true);
+  EXPECT_EQ(out["error_vs_reference"]["reference_top1"], 7);
+  ASSERT_FALSE(j["layers"].empty());
+  int accel = 0;
+  for (const auto& l : j["layers"]) {
+    EXPECT_EQ(keys_of(l), (std::vector<std::string>{"step", "name", "op", "in_shape", "out_shape", "placement",
+                                                     "cycles", "macs", "gemm_uops", "gemm_utilisation",
+                                                     "dram_bytes", "cpu_us", "cpu_cycles", "speedup"}));
+    if (l["placement"] == "accel") {
+      ++accel;
+      EXPECT_GT(l["cycles"].get<uint64_t>(), 0u);
+      EXPECT_GT(l["macs"].get<int64_t>(), 0);
+      EXPECT_GT(l["dram_bytes"].get<uint64_t>(), 0u);
+      EXPECT_GT(l["gemm_uops"].get<uint64_t>(), 0u);
+      const double util = l["gemm_utilisation"].get<double>();
+      EXPECT_GT(util, 0.0);
+      EXPECT_LE(util, 1.0);
+      EXPECT_TRUE(l["speedup"].is_number());
+    }
+  }
+  EXPECT_GE(accel, 2);  // mnist-12's two convolutions (and its dense layer) are offloaded
+  EXPECT_EQ(keys_of(j["totals"]),
+            (std::vector<std::string>{"accel_layers", "cpu_layers", "cycles", "accel_us", "macs", "accel_macs",
+                                      "gemm_utilisation", "dram_bytes", "accel_cpu_us", "cpu_layers_us",
+                                      "other_steps_us", "cpu_cycles", "speedup"}));
+  EXPECT_EQ(j["totals"]["accel_layers"], accel);
+  EXPECT_EQ(keys_of(j["sim_speed"]),
+            (std::vector<std::string>{"wall_seconds", "cycles", "insns", "cycles_per_second", "insns_per_second"}));
+  EXPECT_EQ(j["sim_speed"]["cycles"], j["totals"]["cycles"]);
+  EXPECT_TRUE(j["sim_speed"]["cycles_per_second"].is_number());
+
+  const support::FloatTensor t = support::read_npy(npy);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(t.data[7], out["top"][0]["value"].get<float>());
+}
+
+// Two runs give the same report once the host-time measurements are removed (docs/usage.md).
+TEST(CliGolden, ReportIsDeterministicApartFromHostTimes) {
+  std::vector<nlohmann::json> reports;
+  for (const std::string name : {"det1.json", "det2.json"}) {
+    const std::string path = temp_file(name);
+    const CliResult r = run_cli({"run", "models/mlperf-tiny/kws01_dscnn_int8_qdq.onnx", "--input",
+                                 "data/reference/inputs/kws_sample6_f32_1x1x49x10.bin", "--sim", "cycle",
+                                 "--report-json", path});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(read_text(path));
+    j.erase("compile_ms");
+    for (auto& l : j["layers"]) {
+      for (const char* k : {"cpu_us", "cpu_cycles", "speedup"}) l.erase(k);
+    }
+    for (const char* k : {"accel_cpu_us", "cpu_layers_us", "other_steps_us", "cpu_cycles", "speedup"}) {
+      j["totals"].erase(k);
+    }
+    for (const char* k : {"wall_seconds", "cycles_per_second", "insns_per_second"}) j["sim_speed"].erase(k);
+    reports.push_back(j);
+  }
+  EXPECT_EQ(reports[0], reports[1]);
+  EXPECT_GT(reports[0]["totals"]["cycles"].get<uint64_t>(), 0u);
+  EXPECT_EQ(reports[0]["outputs"][0]["top"][0]["label"], "right");
+}
+
+TEST(CliGolden, FloatModelSaysItCalibratesOnTheRunInput) {
+  const std::string report = temp_file("report_f32.json");
+  const CliResult r = run_cli({"run", "models/onnx-zoo/mnist-12.onnx", "--input", kDigit0, "--report-json", report});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("calibrated on the run input itself (no --calib given)"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_text(report));
+  EXPECT_EQ(j["quantized_by_tessel"], true);
+  EXPECT_EQ(j["simulator"], "fsim");
+  EXPECT_EQ(j["totals"]["cycles"], 0);              // fsim has no timing
+  EXPECT_TRUE(j["sim_speed"]["cycles_per_second"].is_null());
+  EXPECT_EQ(j["outputs"][0]["top"][0]["index"], 7);
+}
+
+TEST(CliGolden, CompileWritesALoadableExecutable) {
+  const std::string tsx = temp_file("mnist.tsx"), tsx2 = temp_file("mnist2.tsx");
+  CliResult r = run_cli({"compile", kMnistInt8, "-o", tsx});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"compile", kMnistInt8, "-o", tsx2});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(support::read_file_bytes(tsx), support::read_file_bytes(tsx2));
+  const runtime::Executable exe = runtime::Executable::load(tsx);
+  EXPECT_EQ(exe.inputs.size(), 1u);
+  EXPECT_EQ(exe.outputs.size(), 1u);
+  EXPECT_FALSE(exe.programs.empty());
+  r = run_cli({"compile", "models/onnx-zoo/mnist-12.onnx", "-o", tsx});
+  EXPECT_EQ(r.exit_code, 1);  // a float model needs --calib
+  r = run_cli({"compile", "models/onnx-zoo/mnist-12.onnx", "-o", tsx, "--calib",
+               "data/mnist/t10k_first16_u8_16x28x28.bin"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("quantised by tessel"), std::string::npos) << r.out;
+}
+
+// The human-readable report of a fixed RunReport, against tests/golden/tools/report_text.golden.
+TEST(CliGolden, ReportTextRendering) {
+  RunReport r;
+  r.model = "models/example.onnx";
+  r.inputs = {"data/example_f32_1x3x8x8.bin"};
+  r.simulator = "cycle";
+  r.config_name = "1x16_i8w8a32_15_15_18_17";
+  r.clock_mhz = 100;
+  r.macs_per_uop = 256;
+  r.quantized_by_tessel = true;
+  r.calibration = "the run input itself (no --calib given)";
+  r.compile_ms = 12.25;
+  r.cpu_cycles_source = "tsc_ticks";
+  OutputReport o;
+  o.name = "logits";
+  o.shape = {1, 4};
+  o.classifier = true;
+  o.top = {{2, 3.5f, "cat"}, {0, 1.25f, "dog"}, {3, -0.5f, ""}, {1, -2.0f, "fish"}};
+  o.error = compute_error({1.25f, -2.0f, 3.5f, -0.5f}, {1.0f, -2.0f, 3.5f, -0.25f}, 4);
+  r.outputs = {o};
+  LayerRow conv;
+  conv.step = 2;
+  conv.name = "a_very_long_convolution_layer_name_from_onnx";
+  conv.op = "Conv+Relu";
+  conv.in_shape = {1, 3, 8, 8};
+  conv.out_shape = {1, 16, 8, 8};
+  conv.placement = "accel";
+  conv.cycles = 12000;
+  conv.macs = 27648;
+  conv.gemm_uops = 192;
+  conv.gemm_utilisation = gemm_utilisation(conv.macs, conv.cycles, 256);
+  conv.dram_bytes = 20480;
+  conv.cpu_us = 30.5;
+  conv.cpu_cycles = 79300;
+  conv.speedup = speedup(30.5e-6, conv.cycles, 100);
+  LayerRow pool;
+  pool.step = 4;
+  pool.name = "pool";
+  pool.op = "MaxPool";
+  pool.in_shape = {1, 16, 8, 8};
+  pool.out_shape = {1, 16, 4, 4};
+  pool.placement = "cpu";
+  pool.cpu_us = 1.5;
+  pool.cpu_cycles = 3900;
+  r.layers = {conv, pool};
+  r.totals.other_steps_us = 0.75;
+  compute_totals(r);
+  r.sim.wall_seconds = 0.002;
+  r.sim.cycles = 12000;
+  r.sim.insns = 40;
+  r.sim.cycles_per_second = 6e6;
+  r.sim.insns_per_second = 20000;
+  EXPECT_EQ(render_text(r), read_text(std::string(TESSEL_SOURCE_DIR) + "/tests/golden/tools/report_text.golden"));
+}
+
+}  // namespace
+}  // namespace tessel::tools::testing

@@ -1,0 +1,52 @@
+#include "cli_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tessel::tools::testing {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string temp_file(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tessel_cli_test_" + std::to_string(static_cast<long>(::getpid())));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  const std::string out = temp_file("stdout.txt"), err = temp_file("stderr.txt");
+  std::string cmd = "cd " + quote(TESSEL_SOURCE_DIR) + " && " + quote(TESSEL_CLI);
+  for (const std::string& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote(out) + " 2>" + quote(err);
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace tessel::tools::testing

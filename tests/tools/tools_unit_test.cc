@@ -1,0 +1,328 @@
+// Unit tests of the command line's building blocks: tensor files (support/npy.h), input matching,
+// calibration splitting, labels, and the report arithmetic and JSON.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "support/error.h"
+#include "support/npy.h"
+#include "tools/commands.h"
+#include "tools/inputs.h"
+#include "tools/labels.h"
+#include "tools/report.h"
+
+namespace tessel::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using support::FileDType;
+
+std::string temp_path(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / "tessel_tools_unit";
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  support::write_file_bytes(path, bytes);
+}
+
+std::vector<uint8_t> npy_with_header(const std::string& header_dict, const std::vector<uint8_t>& data) {
+  std::string h = header_dict;
+  while ((10 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(h.size() & 0xff);
+  bytes += static_cast<char>(h.size() >> 8);
+  bytes += h;
+  bytes.append(data.begin(), data.end());
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+template <typename Fn>
+std::string user_error_of(Fn fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no UserError>";
+}
+
+TEST(Npy, EncodesTheFormatHeader) {
+  const std::vector<uint8_t> b = support::encode_npy_f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  // 10-byte prefix + 59-byte dict + padding + '\n' = 128 (the next multiple of 64), then 24 data
+  // bytes; the same bytes np.save writes for np.arange(1, 7, dtype=np.float32).reshape(2, 3).
+  ASSERT_EQ(b.size(), 128u + 24u);
+  EXPECT_EQ(b[8], 118);  // header length, little-endian
+  EXPECT_EQ(b[9], 0);
+  const std::string header(b.begin() + 10, b.begin() + 128);
+  EXPECT_EQ(header.substr(0, 59), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+  EXPECT_EQ(header.find_first_not_of(' ', 59), 117u);
+  EXPECT_EQ(header.back(), '\n');
+  float f;
+  std::memcpy(&f, b.data() + 128 + 4 * 5, 4);
+  EXPECT_EQ(f, 6.0f);
+}
+
+TEST(Npy, OneDimensionalShapeIsAOneTuple) {
+  const std::vector<uint8_t> b = support::encode_npy_f32({5}, {0, 0, 0, 0, 0});
+  ASSERT_EQ(b.size(), 128u + 20u);  // 64-aligned header, then 5 floats
+  const std::string header(b.begin() + 10, b.begin() + 128);
+  EXPECT_NE(header.find("'shape': (5,), }"), std::string::npos);
+}
+
+TEST(Npy, RoundTrip) {
+  const std::vector<float> v = {-1.5f, 0.0f, 3.25f, 1e-7f, 65504.0f, -0.0f};
+  const support::FloatTensor t = support::decode_npy(support::encode_npy_f32({1, 2, 3}, v), "mem");
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(t.data, v);
+  EXPECT_EQ(t.source_dtype, FileDType::kF32);
+}
+
+TEST(Npy, ConvertsUint8AndInt8ByValue) {
+  const auto u8 = support::decode_npy(
+      npy_with_header("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", {0, 128, 255}), "u8");
+  EXPECT_EQ(u8.data, (std::vector<float>{0, 128, 255}));
+  const auto i8 = support::decode_npy(
+      npy_with_header("{'descr': '|i1', 'fortran_order': False, 'shape': (1, 3), }", {0, 128, 255}), "i8");
+  EXPECT_EQ(i8.data, (std::vector<float>{0, -128, -1}));
+  EXPECT_EQ(i8.shape, (std::vector<int64_t>{1, 3}));
+}
+
+TEST(Npy, BigEndianFloat) {
+  const auto t = support::decode_npy(
+      npy_with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", {0x3f, 0x80, 0, 0}), "be");
+  EXPECT_EQ(t.data, (std::vector<float>{1.0f}));
+}
+
+TEST(Npy, ReadsTheBundledMlperfSample) {
+  const support::FloatTensor t =
+      support::read_npy(std::string(TESSEL_SOURCE_DIR) + "/data/mlperf-tiny/keyword_spotting_int8_6.npy");
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 49, 10, 1}));
+  EXPECT_EQ(t.source_dtype, FileDType::kI8);
+  // The reference input is (int8 - 83) * 0.5847029 (data/reference/README.md).
+  const support::FloatTensor ref = support::read_tensor_file(
+      std::string(TESSEL_SOURCE_DIR) + "/data/reference/inputs/kws_sample6_f32_1x1x49x10.bin");
+  ASSERT_EQ(ref.data.size(), t.data.size());
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    EXPECT_NEAR(ref.data[i], (t.data[i] - 83.0f) * 0.5847029f, 1e-4f) << i;
+  }
+}
+
+TEST(NpyErrors, MalformedFiles) {
+  EXPECT_NE(user_error_of([] { support::decode_npy({1, 2, 3}, "x.npy"); }).find("malformed .npy file x.npy: missing"),
+            std::string::npos);
+  EXPECT_NE(user_error_of([] {
+              support::decode_npy(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                                                  {0, 0, 0, 0}),
+                                  "short.npy");
+            }).find("shape [2] of <f4 needs 8 data bytes but the file has 4"),
+            std::string::npos);
+  EXPECT_NE(user_error_of([] {
+              support::decode_npy(npy_with_header("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
+                                                  {0, 0, 0, 0}),
+                                  "i4.npy");
+            }).find("unsupported .npy dtype '<i4'"),
+            std::string::npos);
+  EXPECT_NE(user_error_of([] {
+              support::decode_npy(npy_with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }",
+                                                  {0, 0, 0, 0}),
+                                  "f.npy");
+            }).find("fortran_order is True"),
+            std::string::npos);
+  EXPECT_NE(user_error_of([] {
+              support::decode_npy(npy_with_header("{'descr': '<f4', 'shape': (1,), }", {0, 0, 0, 0}), "k.npy");
+            }).find("lacks one of"),
+            std::string::npos);
+  EXPECT_NE(user_error_of([] {
+              support::decode_npy(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1, x), }",
+                                                  {0, 0, 0, 0}),
+                                  "t.npy");
+            }).find("expected a dimension"),
+            std::string::npos);
+}
+
+TEST(RawFiles, ShapeFromFileName) {
+  auto s = support::spec_from_file_name("data/reference/inputs/imagenet_cat_f32_1x3x224x224.bin");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->dtype, FileDType::kF32);
+  EXPECT_EQ(s->shape, (std::vector<int64_t>{1, 3, 224, 224}));
+  s = support::spec_from_file_name("t10k_first16_u8_16x28x28.bin");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->dtype, FileDType::kU8);
+  EXPECT_EQ(s->shape, (std::vector<int64_t>{16, 28, 28}));
+  EXPECT_FALSE(support::spec_from_file_name("plain.bin"));
+  EXPECT_FALSE(support::spec_from_file_name("x_f32_1x3.npy"));
+  EXPECT_FALSE(support::spec_from_file_name("x_q7_1x3.bin"));
+  EXPECT_FALSE(support::spec_from_file_name("x_f32_1x0.bin"));
+}
+
+TEST(RawFiles, ParseShape) {
+  EXPECT_EQ(support::parse_shape("1,3,224,224"), (std::vector<int64_t>{1, 3, 224, 224}));
+  EXPECT_EQ(support::parse_shape("16x28x28"), (std::vector<int64_t>{16, 28, 28}));
+  EXPECT_NE(user_error_of([] { support::parse_shape("1,,3"); }).find("bad shape '1,,3'"), std::string::npos);
+  EXPECT_NE(user_error_of([] { support::parse_shape("1,-3"); }).find("'-3' is not a positive integer"),
+            std::string::npos);
+  EXPECT_NE(user_error_of([] { support::parse_shape("0,3"); }).find("dimension 0 is not positive"),
+            std::string::npos);
+}
+
+TEST(RawFiles, SizeMismatchNamesBothSizes) {
+  const std::string p = temp_path("bad_f32_1x1x28x28.bin");
+  write_bytes(p, std::vector<uint8_t>(100, 0));
+  EXPECT_NE(user_error_of([&] { support::read_tensor_file(p); })
+                .find("holds 100 bytes but shape [1, 1, 28, 28] of f32 needs 3136 bytes"),
+            std::string::npos);
+  const std::string q = temp_path("noshape.bin");
+  write_bytes(q, std::vector<uint8_t>(16, 0));
+  EXPECT_NE(user_error_of([&] { support::read_tensor_file(q); }).find("raw binary without a shape"),
+            std::string::npos);
+  EXPECT_EQ(support::read_tensor_file(q, std::vector<int64_t>{2, 2}).data.size(), 4u);
+}
+
+TEST(Inputs, SqueezedShapesMatchAndNhwcIsTransposed) {
+  support::FloatTensor t;
+  t.shape = {1, 2, 2, 3};  // NHWC
+  for (int i = 0; i < 12; ++i) t.data.push_back(static_cast<float>(i));
+  const runtime::HostTensor h = to_model_input(t, {1, 3, 2, 2}, "x", "f.npy", /*nhwc=*/true);
+  const std::vector<float> v = tensor_values(h);
+  // NCHW[c][y][x] = NHWC[y][x][c] = (y*2 + x)*3 + c
+  const std::vector<float> want = {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11};
+  EXPECT_EQ(v, want);
+  EXPECT_NE(user_error_of([&] { to_model_input(t, {1, 3, 2, 2}, "x", "f.npy", false); }).find("pass --nhwc"),
+            std::string::npos);
+  support::FloatTensor k;
+  k.shape = {1, 49, 10, 1};
+  k.data.assign(490, 0.5f);
+  EXPECT_EQ(to_model_input(k, {1, 1, 49, 10}, "x", "k.npy", false).shape, (std::vector<int64_t>{1, 1, 49, 10}));
+  EXPECT_NE(user_error_of([&] { to_model_input(k, {1, 1, 28, 28}, "Input3", "k.npy", false); })
+                .find("k.npy has shape [1, 49, 10, 1] (490 elements) but input 'Input3' expects [1, 1, 28, 28] "
+                      "(784 elements)"),
+            std::string::npos);
+}
+
+TEST(Inputs, CalibrationFileIsSplitIntoSamples) {
+  const auto sets = load_calibration(
+      {std::string(TESSEL_SOURCE_DIR) + "/data/mnist/t10k_first16_u8_16x28x28.bin"}, {1, 1, 28, 28}, "Input3",
+      false);
+  ASSERT_EQ(sets.size(), 16u);
+  for (const auto& s : sets) {
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].shape, (std::vector<int64_t>{1, 1, 28, 28}));
+  }
+  // Sample 1 must equal the staged float32 reference input of test image 1 (raw pixels 0..255).
+  const support::FloatTensor ref = support::read_tensor_file(
+      std::string(TESSEL_SOURCE_DIR) + "/data/reference/inputs/mnist_t10k_00001_f32_1x1x28x28.bin");
+  EXPECT_EQ(tensor_values(sets[1][0]), ref.data);
+  const std::string odd = temp_path("odd_u8_10x10.bin");
+  write_bytes(odd, std::vector<uint8_t>(100, 1));
+  EXPECT_NE(user_error_of([&] { load_calibration({odd}, {1, 1, 28, 28}, "Input3", false); })
+                .find("not a positive multiple of input 'Input3' [1, 1, 28, 28] (784 elements)"),
+            std::string::npos);
+}
+
+TEST(Labels, Defaults) {
+  EXPECT_EQ(default_labels(10, {1, 1, 28, 28}, {})[7], "7");
+  EXPECT_EQ(default_labels(10, {1, 3, 32, 32}, {})[8], "ship");
+  EXPECT_EQ(default_labels(12, {1, 1, 49, 10}, {})[6], "right");
+  EXPECT_EQ(default_labels(12, {1, 1, 49, 10}, {}).size(), 12u);
+  EXPECT_TRUE(default_labels(10, {1, 5}, {}).empty());
+  const auto imagenet = default_labels(1000, {1, 3, 224, 224},
+                                       {"/nonexistent/x.txt",
+                                        std::string(TESSEL_SOURCE_DIR) + "/data/imagenet/imagenet_classes.txt"});
+  ASSERT_EQ(imagenet.size(), 1000u);
+  EXPECT_EQ(imagenet[282], "tiger cat");
+  EXPECT_EQ(imagenet[258], "Samoyed");
+  EXPECT_TRUE(default_labels(1000, {1, 3, 224, 224}, {"/nonexistent/x.txt"}).empty());
+}
+
+TEST(Report, TopKAndError) {
+  const std::vector<float> v = {0.1f, 0.9f, 0.3f, 0.9f, -1.0f, 0.5f};
+  EXPECT_EQ(top_k(v.data(), 6, 3), (std::vector<int64_t>{1, 3, 5}));
+  EXPECT_EQ(top_k(v.data(), 6, 10).size(), 6u);
+  // out - ref = {0, 1, -1}: noise 2, signal 1+4+9 = 14 -> 10*log10(7) = 8.4510 dB.
+  const ErrorStats e = compute_error({1, 3, 2}, {1, 2, 3}, 3);
+  EXPECT_DOUBLE_EQ(e.max_abs_error, 1.0);
+  ASSERT_TRUE(e.snr_db);
+  EXPECT_NEAR(*e.snr_db, 8.45098, 1e-4);
+  EXPECT_FALSE(e.top1_agree);
+  EXPECT_EQ(e.reference_top1, 2);
+  const ErrorStats same = compute_error({1, 2, 3}, {1, 2, 3}, 3);
+  EXPECT_FALSE(same.snr_db);
+  EXPECT_TRUE(same.top1_agree);
+}
+
+TEST(Report, UtilisationSpeedupAndTotals) {
+  // 256 MACs/uop: 1,024,000 MACs in 8,000 cycles = 50 %.
+  EXPECT_DOUBLE_EQ(*gemm_utilisation(1024000, 8000, 256), 0.5);
+  EXPECT_FALSE(gemm_utilisation(100, 0, 256));
+  // 8,000 cycles at 100 MHz = 80 us; a 200 us CPU layer -> 2.5x.
+  EXPECT_DOUBLE_EQ(*speedup(200e-6, 8000, 100.0), 2.5);
+  RunReport r;
+  r.clock_mhz = 100;
+  r.macs_per_uop = 256;
+  LayerRow a;
+  a.placement = "accel";
+  a.cycles = 8000;
+  a.macs = 1024000;
+  a.cpu_us = 200;
+  a.dram_bytes = 10;
+  LayerRow c;
+  c.placement = "cpu";
+  c.macs = 7;
+  c.cpu_us = 5;
+  r.layers = {a, c};
+  r.totals.other_steps_us = 3;
+  compute_totals(r);
+  EXPECT_EQ(r.totals.accel_layers, 1);
+  EXPECT_EQ(r.totals.cpu_layers, 1);
+  EXPECT_EQ(r.totals.macs, 1024007);
+  EXPECT_EQ(r.totals.dram_bytes, 10u);
+  EXPECT_DOUBLE_EQ(*r.totals.speedup, 2.5);
+  EXPECT_DOUBLE_EQ(r.totals.accel_us, 80.0);
+  EXPECT_DOUBLE_EQ(r.totals.cpu_layers_us, 5.0);
+  EXPECT_DOUBLE_EQ(r.totals.other_steps_us, 3.0);
+}
+
+TEST(Report, JsonKeysInDocumentedOrder) {
+  RunReport r;
+  r.model = "m.onnx";
+  r.outputs.push_back(OutputReport{"y", {1, 3}, true, {{2, 0.5f, "c"}}, compute_error({1, 2, 3}, {1, 2, 3}, 3)});
+  LayerRow l;
+  l.placement = "cpu";
+  r.layers.push_back(l);
+  const nlohmann::ordered_json j = to_json(r);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"tessel_report_version", "model", "inputs", "simulator", "config",
+                                            "clock_mhz", "macs_per_uop", "offload", "quantized_by_tessel",
+                                            "calibration", "compile_ms", "outputs_match_fsim", "cpu_cycles_source", "outputs",
+                                            "layers", "totals", "sim_speed"}));
+  EXPECT_TRUE(j["outputs"][0]["error_vs_reference"]["snr_db"].is_null());
+  EXPECT_EQ(j["outputs"][0]["top"][0]["label"], "c");
+  EXPECT_TRUE(j["layers"][0]["speedup"].is_null());
+  EXPECT_EQ(j.dump(), to_json(r).dump());
+}
+
+TEST(Devices, DramSizeCoversEveryLoadedProgram) {
+  isa::Program small;
+  small.image.resize(5000);  // 8192 bytes once aligned
+  small.insns.resize(3);     // 48 bytes of stream -> 4096
+  // 8192 + 4096 + 64 KiB = 77,824 bytes -> rounded up to 1 MiB.
+  EXPECT_EQ(dram_bytes_for({small}), uint64_t{1} << 20);
+  isa::Program big;
+  big.image.resize(150 * 4096);
+  big.insns.resize(256);  // 4096 bytes exactly
+  // 2 * (614,400 + 4,096) + 65,536 = 1,302,528 bytes -> 2 MiB.
+  EXPECT_EQ(dram_bytes_for({big, big}), uint64_t{2} << 20);
+  EXPECT_EQ(dram_bytes_for({}), uint64_t{1} << 20);
+}
+
+}  // namespace
+}  // namespace tessel::tools

@@ -1,0 +1,209 @@
+// `tessel asm`, `tessel disasm` and `tessel sim`: single Programs.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "isa/asm.h"
+#include "isa/program.h"
+#include "isa/verifier.h"
+#include "runtime/device.h"
+#include "support/error.h"
+#include "support/npy.h"
+#include "tools/commands.h"
+
+namespace tessel::tools {
+namespace {
+
+constexpr char kProgramMagic[] = "TSLPROG1";
+
+bool is_program_binary(const std::vector<uint8_t>& bytes) {
+  return bytes.size() >= 8 && std::memcmp(bytes.data(), kProgramMagic, 8) == 0;
+}
+
+std::string stem_of(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  const size_t dot = name.find_last_of('.');
+  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
+isa::Program load_program_binary(const std::string& path) {
+  const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  if (!is_program_binary(bytes)) {
+    throw_user_error("{} is not a Program binary (no TSLPROG1 header; {} bytes)", path, bytes.size());
+  }
+  try {
+    return isa::Program::deserialize(bytes);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+isa::Program assemble_file(const std::string& path, const isa::HwConfig& cfg) {
+  const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  if (std::memchr(bytes.data(), 0, bytes.size()) != nullptr) {
+    throw_user_error("{} is neither a Program binary nor assembler text (it holds NUL bytes)", path);
+  }
+  const std::string text(bytes.begin(), bytes.end());
+  try {
+    return isa::assemble(text, cfg, stem_of(path));
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+// Splits "name=file".
+std::pair<std::string, std::string> split_binding(const std::string& s, const char* option) {
+  const size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
+    throw_user_error("{} '{}' must have the form name=file", option, s);
+  }
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+// FNV-1a, 64 bit (Fowler, Noll, Vo): a short fingerprint of a segment's bytes.
+uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) {
+    h ^= b;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
+                std::ostream& out) {
+  const isa::Program p = assemble_file(in_path, load_config(config_path));
+  const std::vector<uint8_t> bytes = p.serialize();
+  support::write_file_bytes(out_path, bytes);
+  out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n", in_path,
+                     p.insns.size(), p.uops.size(), p.config.name(), out_path, bytes.size());
+  return 0;
+}
+
+int disasm_command(const std::string& in_path, std::ostream& out) {
+  out << isa::disassemble(load_program_binary(in_path));
+  return 0;
+}
+
+int sim_command(const SimCmdOptions& o, std::ostream& out) {
+  if (o.sim != "fsim" && o.sim != "cycle") throw_user_error("unknown simulator '{}' (use fsim or cycle)", o.sim);
+  const std::vector<uint8_t> head = support::read_file_bytes(o.program_path);
+  isa::Program p;
+  const bool binary = is_program_binary(head);
+  if (binary) {
+    p = load_program_binary(o.program_path);
+    if (!o.config_path.empty()) {
+      const isa::HwConfig cfg = load_config(o.config_path);
+      if (!(cfg == p.config)) {
+        throw_user_error("{} was built for config {} but --config {} gives {}", o.program_path,
+                         p.config.name(), o.config_path, cfg.name());
+      }
+    }
+    if (!o.allocs.empty()) {
+      throw_user_error("--alloc is for assembler text; {} is a Program binary with its own segments",
+                       o.program_path);
+    }
+  } else {
+    p = assemble_file(o.program_path, load_config(o.config_path));
+  }
+
+  // Input data. A text program gets one new input segment per --segment (then one output segment
+  // per --alloc), appended to its image in command-line order.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;
+  for (const std::string& binding : o.segments) {
+    const auto [name, file] = split_binding(binding, "--segment");
+    std::vector<uint8_t> data = support::read_file_bytes(file);
+    if (!binary) {
+      for (const isa::Segment& seg : p.segments) {
+        if (seg.name == name) throw_user_error("--segment {}: segment '{}' already exists", binding, name);
+      }
+      p.add_segment(name, isa::SegmentKind::kInput, data.size());
+    }
+    const isa::Segment& seg = p.segment(name);
+    if (seg.kind != isa::SegmentKind::kInput) {
+      throw_user_error("--segment {}: segment '{}' is a {} segment; only input segments can be written",
+                       binding, name, isa::to_string(seg.kind));
+    }
+    if (data.size() > seg.size_bytes) {
+      throw_user_error("--segment {}: {} holds {} bytes but segment '{}' holds {} bytes", binding, file,
+                       data.size(), name, seg.size_bytes);
+    }
+    inputs.emplace_back(name, std::move(data));
+  }
+  for (const std::string& binding : o.allocs) {
+    const auto [name, size_text] = split_binding(binding, "--alloc");
+    if (size_text.empty() || size_text.size() > 12 ||
+        size_text.find_first_not_of("0123456789") != std::string::npos || std::stoull(size_text) == 0) {
+      throw_user_error("--alloc {}: '{}' is not a positive byte count", binding, size_text);
+    }
+    for (const isa::Segment& seg : p.segments) {
+      if (seg.name == name) throw_user_error("--alloc {}: segment '{}' already exists", binding, name);
+    }
+    p.add_segment(name, isa::SegmentKind::kOutput, std::stoull(size_text));
+  }
+  isa::verify(p);
+
+  out << fmt::format("program   {} ({} instructions, {} micro-ops, {} image bytes)\n", p.name, p.insns.size(),
+                     p.uops.size(), p.image.size());
+  out << fmt::format("config    {}\n", p.config.name());
+  out << fmt::format("simulator {}\n", o.sim);
+  for (const isa::Segment& seg : p.segments) {
+    out << fmt::format("segment   {:<12} {:<7} bytes [{}, {})\n", seg.name, isa::to_string(seg.kind),
+                       seg.offset_bytes, seg.offset_bytes + seg.size_bytes);
+  }
+
+  std::unique_ptr<runtime::Device> device = runtime::Device::create(o.sim, p.config, dram_bytes_for({p}));
+  const runtime::LoadedProgram lp = device->load(p);
+  for (const auto& [name, data] : inputs) {
+    device->copy_to_device(lp.segment_addr(p, name), data.data(), data.size());
+  }
+  device->submit(lp);
+  const sim::RunStats st = device->wait();
+
+  if (st.cycles) {
+    out << fmt::format("cycles    {} ({:.3f} us at {} MHz)\n", st.cycles, st.cycles / p.config.clock_mhz,
+                       p.config.clock_mhz);
+  } else {
+    out << "cycles    - (fsim is functional: no timing)\n";
+  }
+  const sim::Counters& c = st.counters;
+  out << "counters\n";
+  out << fmt::format("  insn_count        {}\n", c.insn_count);
+  out << fmt::format("  inp_load_nbytes   {}\n", c.inp_load_nbytes);
+  out << fmt::format("  wgt_load_nbytes   {}\n", c.wgt_load_nbytes);
+  out << fmt::format("  acc_load_nbytes   {}\n", c.acc_load_nbytes);
+  out << fmt::format("  uop_load_nbytes   {}\n", c.uop_load_nbytes);
+  out << fmt::format("  out_store_nbytes  {}\n", c.out_store_nbytes);
+  out << fmt::format("  gemm_counter      {}\n", c.gemm_counter);
+  out << fmt::format("  alu_counter       {}\n", c.alu_counter);
+  if (st.cycles) {
+    out << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "module", "insns", "busy", "stall_token",
+                       "stall_queue", "stall_dram");
+    const std::pair<const char*, const sim::ModuleStats*> mods[] = {
+        {"fetch", &st.fetch}, {"load", &st.load}, {"compute", &st.compute}, {"store", &st.store}};
+    for (const auto& [name, m] : mods) {
+      out << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, m->busy_cycles,
+                         m->stall_token_cycles, m->stall_queue_cycles, m->stall_dram_cycles);
+    }
+  }
+  for (const isa::Segment& seg : p.segments) {
+    if (seg.kind != isa::SegmentKind::kOutput) continue;
+    std::vector<uint8_t> bytes(seg.size_bytes);
+    device->copy_from_device(bytes.data(), lp.segment_addr(p, seg.name), bytes.size());
+    out << fmt::format("segment {} (output, {} bytes): fnv1a64 {:016x}\n", seg.name, bytes.size(), fnv1a64(bytes));
+  }
+  for (const std::string& binding : o.dump_segments) {
+    const auto [name, file] = split_binding(binding, "--dump-segment");
+    const isa::Segment& seg = p.segment(name);
+    std::vector<uint8_t> bytes(seg.size_bytes);
+    device->copy_from_device(bytes.data(), lp.segment_addr(p, name), bytes.size());
+    support::write_file_bytes(file, bytes);
+    out << fmt::format("wrote segment {} ({} bytes) to {}\n", name, bytes.size(), file);
+  }
+  device->unload(lp);
+  return 0;
+}
+
+}  // namespace tessel::tools

@@ -1,0 +1,326 @@
+// `tessel run` and `tessel compile`.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
+
+#include "compiler/driver/compile.h"
+#include "runtime/device.h"
+#include "runtime/graph_executor.h"
+#include "support/error.h"
+#include "support/npy.h"
+#include "tools/commands.h"
+#include "tools/inputs.h"
+#include "tools/labels.h"
+#include "tools/report.h"
+
+namespace tessel::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void check_sim_kind(const std::string& sim) {
+  if (sim != "fsim" && sim != "cycle") {
+    throw_user_error("unknown simulator '{}' (use fsim or cycle)", sim);
+  }
+}
+
+void check_dump_ir(const std::string& pass) {
+  if (pass.empty() || pass == "all") return;
+  const std::vector<std::string> names = compiler::pass_names();
+  if (std::find(names.begin(), names.end(), pass) == names.end()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw_user_error("unknown pass '{}' for --dump-ir (passes: {}, or all)", pass, list);
+  }
+}
+
+// Classifier output: [N,K] or [N,K,1,1] with K >= 2.
+int64_t class_count(const std::vector<int64_t>& shape) {
+  if (shape.size() == 2 && shape[1] >= 2) return shape[1];
+  if (shape.size() == 4 && shape[1] >= 2 && shape[2] == 1 && shape[3] == 1) return shape[1];
+  return 0;
+}
+
+std::string output_file_name(const std::string& base, size_t index, size_t count) {
+  if (count == 1) return base;
+  std::string stem = base;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) stem.resize(stem.size() - 4);
+  return fmt::format("{}_{}.npy", stem, index);
+}
+
+std::vector<std::vector<runtime::HostTensor>> calibration_sets(
+    const std::vector<std::string>& calib, const std::vector<std::vector<int64_t>>& shapes,
+    const std::vector<std::string>& names, bool nhwc) {
+  if (calib.empty()) return {};
+  if (shapes.size() != 1) {
+    throw_user_error("--calib supports single-input models; this model has {} inputs", shapes.size());
+  }
+  return load_calibration(calib, shapes[0], names[0], nhwc);
+}
+
+}  // namespace
+
+uint64_t dram_bytes_for(const std::vector<isa::Program>& programs) {
+  const auto align_up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  uint64_t total = 64 * 1024;
+  for (const isa::Program& p : programs) {
+    total += align_up(p.image.size(), isa::kImageAlign) + align_up(p.insns.size() * 16, isa::kImageAlign);
+  }
+  return align_up(total, uint64_t{1} << 20);
+}
+
+isa::HwConfig load_config(const std::string& path) {
+  isa::HwConfig cfg = path.empty() ? isa::HwConfig{} : isa::HwConfig::from_file(path);
+  cfg.validate();
+  return cfg;
+}
+
+int run_command(const RunOptions& o, std::ostream& out) {
+  check_sim_kind(o.sim);
+  check_dump_ir(o.dump_ir);
+  if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
+  const isa::HwConfig cfg = load_config(o.config_path);
+
+  // The float reference also gives the graph inputs' names and shapes.
+  compiler::ReferenceModel ref = compiler::ReferenceModel::load(o.model, o.batch);
+  const std::vector<std::string> names = ref.input_names();
+  const std::vector<std::vector<int64_t>> shapes = ref.input_shapes();
+  if (o.inputs.size() != names.size()) {
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i) {
+      list += fmt::format("{}'{}' {}", i ? ", " : "", names[i], support::shape_to_string(shapes[i]));
+    }
+    throw_user_error("{} has {} graph input(s) ({}) but {} --input file(s) were given", o.model,
+                     names.size(), list, o.inputs.size());
+  }
+  if (o.shape && o.inputs.size() != 1) throw_user_error("--shape needs exactly one --input");
+  std::vector<runtime::HostTensor> inputs;
+  for (size_t i = 0; i < names.size(); ++i) {
+    inputs.push_back(load_input(o.inputs[i], o.shape, shapes[i], names[i], o.nhwc));
+  }
+
+  compiler::CompileOptions copts;
+  copts.config = cfg;
+  copts.offload = o.offload;
+  copts.batch = o.batch;
+  copts.dump_ir_after = o.dump_ir;
+  std::string calib_text;
+  if (o.calib.empty()) {
+    copts.calibration = {inputs};
+    calib_text = "the run input itself (no --calib given)";
+  } else {
+    copts.calibration = calibration_sets(o.calib, shapes, names, o.nhwc);
+    std::string files;
+    for (const std::string& f : o.calib) files += (files.empty() ? "" : ", ") + f;
+    calib_text = fmt::format("{} sample(s) from {}", copts.calibration.size(), files);
+  }
+
+  const auto t_compile = Clock::now();
+  compiler::CompileResult cr = compiler::compile_onnx(o.model, copts);
+  const double compile_ms = seconds_since(t_compile) * 1e3;
+  if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
+
+  // The measured run: the chosen simulator, no CPU timing inside, so its wall time is the
+  // simulator's (plus the CPU-placed steps, subtracted below).
+  std::unique_ptr<runtime::Device> device = runtime::Device::create(o.sim, cfg, dram_bytes_for(cr.exe.programs));
+  runtime::ExecOptions fast;
+  fast.measure_cpu = false;
+  fast.check_accel = false;
+  runtime::GraphExecutor exec(cr.exe, *device, fast);
+  const auto t_run = Clock::now();
+  const std::vector<runtime::HostTensor> outputs = exec.run(inputs);
+  const double run_seconds = seconds_since(t_run);
+  const std::vector<runtime::StepMeasurement> meas = exec.measurements();
+
+  // The timing run: fsim, every offloaded layer also run and timed on the CPU and checked
+  // bit-exactly against the accelerator's output.
+  std::unique_ptr<runtime::Device> fsim = runtime::Device::create("fsim", cfg, dram_bytes_for(cr.exe.programs));
+  runtime::ExecOptions timed;
+  timed.measure_cpu = true;
+  timed.check_accel = true;
+  runtime::GraphExecutor exec_cpu(cr.exe, *fsim, timed);
+  const std::vector<runtime::HostTensor> outputs_fsim = exec_cpu.run(inputs);
+  const std::vector<runtime::StepMeasurement>& meas_cpu = exec_cpu.measurements();
+
+  const std::vector<runtime::HostTensor> ref_outputs = ref.run(inputs);
+  if (ref_outputs.size() != outputs.size()) {
+    throw_internal_error("compiled model has {} outputs but the reference has {}", outputs.size(),
+                         ref_outputs.size());
+  }
+
+  RunReport r;
+  r.model = o.model;
+  r.inputs = o.inputs;
+  r.simulator = o.sim;
+  r.config_name = cfg.name();
+  r.clock_mhz = cfg.clock_mhz;
+  r.macs_per_uop = cfg.macs_per_uop();
+  r.offload = o.offload;
+  r.quantized_by_tessel = cr.quantized_by_tessel;
+  if (cr.quantized_by_tessel) r.calibration = calib_text;
+  r.compile_ms = compile_ms;
+  r.outputs_match_fsim = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].bytes != outputs_fsim[i].bytes) r.outputs_match_fsim = false;
+  }
+
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    OutputReport orep;
+    const int tensor_index = cr.exe.outputs.at(i);
+    orep.name = cr.exe.tensors.at(static_cast<size_t>(tensor_index)).name;
+    orep.shape = outputs[i].shape;
+    const std::vector<float> v = tensor_values(outputs[i]);
+    const std::vector<float> rv = tensor_values(ref_outputs[i]);
+    if (v.size() != rv.size()) {
+      throw_internal_error("output {} has {} values but the reference has {}", i, v.size(), rv.size());
+    }
+    const int64_t k = class_count(orep.shape);
+    orep.classifier = k > 0;
+    orep.error = compute_error(v, rv, k);
+    if (orep.classifier) {
+      if (i == 0) {
+        if (!o.labels_path.empty()) {
+          labels = read_labels(o.labels_path);
+        } else {
+          std::vector<std::string> candidates;
+          for (const std::string& d : o.label_search_dirs) {
+            candidates.push_back(d + "/data/imagenet/imagenet_classes.txt");
+          }
+          labels = default_labels(k, shapes[0], candidates);
+        }
+      }
+      for (int64_t idx : top_k(v.data(), k, 5)) {
+        TopEntry e;
+        e.index = idx;
+        e.value = v[static_cast<size_t>(idx)];
+        if (i == 0 && static_cast<size_t>(idx) < labels.size()) e.label = labels[static_cast<size_t>(idx)];
+        orep.top.push_back(e);
+      }
+    }
+    r.outputs.push_back(std::move(orep));
+  }
+  if (!o.labels_path.empty() && r.outputs[0].classifier &&
+      labels.size() != static_cast<size_t>(class_count(r.outputs[0].shape))) {
+    out << fmt::format("note: {} has {} labels but the model has {} classes\n", o.labels_path,
+                       labels.size(), class_count(r.outputs[0].shape));
+  }
+
+  // Layers: the compiler's LayerInfo joined with the two runs' measurements.
+  std::set<int> layer_steps;
+  for (const compiler::LayerInfo& li : cr.layers) {
+    const size_t s = static_cast<size_t>(li.step);
+    if (li.step < 0 || s >= meas.size() || s >= meas_cpu.size()) {
+      throw_internal_error("layer '{}' names step {} but the run measured {} steps", li.name, li.step,
+                           meas.size());
+    }
+    // Layout steps only move bytes; they are counted with the other CPU steps.
+    const std::string& step_op = cr.exe.steps.at(s).op;
+    if (step_op == "pack_nchwnc" || step_op == "unpack_nchwnc" || step_op == "reshape") continue;
+    layer_steps.insert(li.step);
+    const runtime::StepMeasurement& m = meas[s];
+    const runtime::StepMeasurement& mc = meas_cpu[s];
+    LayerRow row;
+    row.step = li.step;
+    row.name = li.name;
+    row.op = li.op;
+    row.in_shape = li.in_shape;
+    row.out_shape = li.out_shape;
+    row.placement = li.placement == runtime::Placement::kAccel ? "accel" : "cpu";
+    row.macs = li.macs;
+    row.cpu_us = mc.cpu_seconds * 1e6;
+    row.cpu_cycles = mc.cpu_cycles;
+    if (li.placement == runtime::Placement::kAccel) {
+      const sim::Counters& c = m.accel.counters;
+      row.cycles = m.accel.cycles;
+      row.gemm_uops = c.gemm_counter;
+      row.dram_bytes = c.inp_load_nbytes + c.wgt_load_nbytes + c.acc_load_nbytes + c.uop_load_nbytes +
+                       c.out_store_nbytes;
+      row.gemm_utilisation = gemm_utilisation(row.macs, row.cycles, r.macs_per_uop);
+      row.speedup = speedup(mc.cpu_seconds, row.cycles, r.clock_mhz);
+    }
+    r.layers.push_back(std::move(row));
+  }
+  double cpu_step_seconds = 0;
+  for (size_t s = 0; s < meas.size(); ++s) {
+    if (meas[s].placement == runtime::Placement::kCpu) cpu_step_seconds += meas[s].cpu_seconds;
+    if (meas[s].placement == runtime::Placement::kAccel) {
+      r.sim.cycles += meas[s].accel.cycles;
+      r.sim.insns += meas[s].accel.counters.insn_count;
+    }
+  }
+  for (const runtime::StepMeasurement& m : meas_cpu) {
+    if (!m.cpu_cycles_source.empty() && m.cpu_cycles_source != "none") r.cpu_cycles_source = m.cpu_cycles_source;
+  }
+  if (r.cpu_cycles_source.empty()) r.cpu_cycles_source = "none";
+  for (size_t s = 0; s < meas_cpu.size(); ++s) {
+    if (!layer_steps.count(static_cast<int>(s))) r.totals.other_steps_us += meas_cpu[s].cpu_seconds * 1e6;
+  }
+  compute_totals(r);
+  r.sim.wall_seconds = std::max(run_seconds - cpu_step_seconds, 1e-9);
+  if (r.sim.cycles) r.sim.cycles_per_second = static_cast<double>(r.sim.cycles) / r.sim.wall_seconds;
+  if (r.sim.insns) r.sim.insns_per_second = static_cast<double>(r.sim.insns) / r.sim.wall_seconds;
+
+  out << render_text(r);
+
+  if (!o.output_path.empty()) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string path = output_file_name(o.output_path, i, outputs.size());
+      support::write_npy_f32(path, outputs[i].shape, tensor_values(outputs[i]));
+      out << fmt::format("wrote {}\n", path);
+    }
+  }
+  if (!o.report_json.empty()) {
+    const std::string text = to_json(r).dump(2) + "\n";
+    support::write_file_bytes(o.report_json, std::vector<uint8_t>(text.begin(), text.end()));
+    out << fmt::format("wrote {}\n", o.report_json);
+  }
+  if (!r.outputs_match_fsim) {
+    throw_internal_error("the {} simulator's outputs differ from fsim's on the same executable", o.sim);
+  }
+  return 0;
+}
+
+int compile_command(const CompileCmdOptions& o, std::ostream& out) {
+  check_dump_ir(o.dump_ir);
+  if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
+  compiler::CompileOptions copts;
+  copts.config = load_config(o.config_path);
+  copts.offload = o.offload;
+  copts.batch = o.batch;
+  copts.dump_ir_after = o.dump_ir;
+  if (!o.calib.empty()) {
+    compiler::ReferenceModel ref = compiler::ReferenceModel::load(o.model, o.batch);
+    copts.calibration = calibration_sets(o.calib, ref.input_shapes(), ref.input_names(), o.nhwc);
+  }
+  const auto t0 = Clock::now();
+  compiler::CompileResult cr = compiler::compile_onnx(o.model, copts);
+  const double ms = seconds_since(t0) * 1e3;
+  if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
+  const std::vector<uint8_t> bytes = cr.exe.serialize();
+  support::write_file_bytes(o.output_path, bytes);
+  int accel = 0;
+  for (const compiler::LayerInfo& l : cr.layers) accel += l.placement == runtime::Placement::kAccel;
+  out << fmt::format("compiled {} in {:.1f} ms{}: {} steps, {} layers ({} on the accelerator), "
+                     "{} programs\n",
+                     o.model, ms, cr.quantized_by_tessel ? " (quantised by tessel)" : "",
+                     cr.exe.steps.size(), cr.layers.size(), accel, cr.exe.programs.size());
+  for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  out << fmt::format("wrote {} ({} bytes)\n", o.output_path, bytes.size());
+  return 0;
+}
+
+int config_command(const std::string& config_path, std::ostream& out) {
+  const std::string json = load_config(config_path).to_json();
+  out << json << (json.empty() || json.back() != '\n' ? "\n" : "");
+  return 0;
+}
+
+}  // namespace tessel::tools

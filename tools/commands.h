@@ -1,0 +1,83 @@
+// The subcommands of the `tessel` command line. Each returns the process exit code (0 on success)
+// and writes its normal output to `out`; errors are thrown (tessel::UserError / IoError /
+// InternalError) and turned into one "error: ..." line with exit code 1 by main.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "isa/config.h"
+#include "isa/program.h"
+
+namespace tessel::tools {
+
+/// Options of `tessel run`.
+struct RunOptions {
+  std::string model;                   ///< ONNX file
+  std::vector<std::string> inputs;     ///< one tensor file per graph input, in graph order
+  std::optional<std::vector<int64_t>> shape;  ///< --shape for raw inputs
+  bool nhwc = false;                   ///< input files are NHWC; transpose to NCHW
+  int64_t batch = 1;                   ///< value of symbolic batch dimensions
+  std::string sim = "fsim";            ///< "fsim" or "cycle"
+  std::string config_path;             ///< HwConfig JSON ("" = defaults)
+  std::string output_path;             ///< .npy of the output(s) ("" = none)
+  std::string report_json;             ///< report JSON path ("" = none)
+  std::string labels_path;             ///< label file ("" = built-in defaults)
+  std::vector<std::string> calib;      ///< calibration files (float models)
+  bool offload = true;
+  std::string dump_ir;                 ///< pass name or "all" ("" = none)
+  std::vector<std::string> label_search_dirs;  ///< where data/imagenet/imagenet_classes.txt is looked for
+};
+
+/// Compiles and runs a model, prints the top-5, the error against the float reference and the
+/// per-layer report (tools/report.h); writes --output and --report-json.
+int run_command(const RunOptions& o, std::ostream& out);
+
+/// Options of `tessel compile`.
+struct CompileCmdOptions {
+  std::string model, output_path, config_path, dump_ir;
+  std::vector<std::string> calib;
+  bool nhwc = false;
+  int64_t batch = 1;
+  bool offload = true;
+};
+/// Compiles a model and writes the Executable (.tsx); prints a one-paragraph summary.
+int compile_command(const CompileCmdOptions& o, std::ostream& out);
+
+/// `tessel config --print`: the effective HwConfig (defaults, or --config) as JSON.
+int config_command(const std::string& config_path, std::ostream& out);
+
+/// `tessel asm IN.s -o OUT.bin`: assembles text into a serialised Program (Program::serialize).
+int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
+                std::ostream& out);
+/// `tessel disasm PROGRAM.bin`: prints the Program as assembler text.
+int disasm_command(const std::string& in_path, std::ostream& out);
+
+/// Options of `tessel sim`.
+struct SimCmdOptions {
+  std::string program_path;            ///< Program::serialize binary or assembler text
+  std::string sim = "fsim";
+  std::string config_path;             ///< for text programs (binary ones carry their config)
+  /// "name=file": raw bytes written into an input segment. A binary Program must have the input
+  /// segment; for assembler text a new input segment is appended to the image (in order).
+  std::vector<std::string> segments;
+  /// "name=BYTES": assembler text only: appends a zero-filled output segment (after --segment's).
+  std::vector<std::string> allocs;
+  std::vector<std::string> dump_segments;  ///< "name=file": segment bytes written out after the run
+};
+/// Verifies and runs one Program on a simulator; prints counters, cycles and per-module stats.
+int sim_command(const SimCmdOptions& o, std::ostream& out);
+
+/// Device DRAM (bytes) that holds every Program of `programs` loaded at once, as
+/// runtime::Device::load places them: each image and each instruction stream (16 bytes per
+/// instruction) rounded up to isa::kImageAlign, plus 64 KiB, rounded up to 1 MiB. Keeps the
+/// simulator's DRAM (allocated and zeroed up front) as small as the work needs.
+uint64_t dram_bytes_for(const std::vector<isa::Program>& programs);
+
+/// Loads the HwConfig of --config (defaults when `path` is empty). Throws IoError / UserError.
+isa::HwConfig load_config(const std::string& path);
+
+}  // namespace tessel::tools

@@ -1,0 +1,156 @@
+// The `tessel` command line: run, compile, asm, disasm, sim, config.
+// Exit codes: 0 success, 1 an error (one "error: ..." line on stderr), 2 a usage error.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cctype>
+#include <iostream>
+#include <new>
+
+#include "support/error.h"
+#include "support/npy.h"
+#include "tools/commands.h"
+
+#ifndef TESSEL_SOURCE_DIR
+#define TESSEL_SOURCE_DIR ""
+#endif
+
+namespace {
+
+// One line: newlines become "; ".
+std::string one_line(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      if (!out.empty() && out.back() != ' ') out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
+int fail(const std::string& msg, int code) {
+  std::string m = one_line(msg);
+  if (!m.empty()) m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
+  std::cout.flush();
+  std::cerr << "error: " << m << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessel::tools;
+  CLI::App app{"tessel: compile ONNX models for a VTA-style accelerator and run them on its simulators"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessel 0.1.0");
+
+  // ---- run ----
+  RunOptions ro;
+  std::string shape_text;
+  CLI::App* run = app.add_subcommand("run", "compile a model, run it on a simulator, report accuracy and per-layer performance");
+  run->add_option("model", ro.model, "ONNX model")->required();
+  run->add_option("--input,-i", ro.inputs, "input tensor file(s) (.npy, or raw float32 .bin), one per graph input")->required();
+  run->add_option("--shape", shape_text, "shape of a raw .bin input, e.g. 1,3,224,224");
+  run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
+  run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->capture_default_str();
+  run->add_option("--sim", ro.sim, "simulator: fsim (functional) or cycle (cycle-level SystemC)")
+      ->check(CLI::IsMember({"fsim", "cycle"}))->capture_default_str();
+  run->add_option("--config", ro.config_path, "hardware configuration JSON (VTA keys)");
+  run->add_option("--output,-o", ro.output_path, "write the output tensor(s) as .npy");
+  run->add_option("--report-json", ro.report_json, "write the report as JSON");
+  run->add_option("--labels", ro.labels_path, "class labels, one per line");
+  run->add_option("--calib", ro.calib, "calibration input files for float models (default: the run input)");
+  bool run_no_offload = false;
+  run->add_flag("--no-offload", run_no_offload, "run every layer on the CPU");
+  run->add_option("--dump-ir", ro.dump_ir, "print the IR after this pass (or 'all')");
+
+  // ---- compile ----
+  CompileCmdOptions co;
+  CLI::App* compile = app.add_subcommand("compile", "compile a model into an executable (.tsx)");
+  compile->add_option("model", co.model, "ONNX model")->required();
+  compile->add_option("-o,--output", co.output_path, "output executable")->required();
+  compile->add_option("--config", co.config_path, "hardware configuration JSON");
+  compile->add_option("--calib", co.calib, "calibration input files (required for float models)");
+  compile->add_flag("--nhwc", co.nhwc, "calibration files are NHWC");
+  compile->add_option("--batch", co.batch, "value of symbolic batch dimensions")->capture_default_str();
+  bool compile_no_offload = false;
+  compile->add_flag("--no-offload", compile_no_offload, "place every layer on the CPU");
+  compile->add_option("--dump-ir", co.dump_ir, "print the IR after this pass (or 'all')");
+
+  // ---- asm / disasm ----
+  std::string asm_in, asm_out, asm_config;
+  CLI::App* as = app.add_subcommand("asm", "assemble a text program into a binary Program");
+  as->add_option("input", asm_in, "assembler text (.s)")->required();
+  as->add_option("-o,--output", asm_out, "output Program binary")->required();
+  as->add_option("--config", asm_config, "hardware configuration JSON");
+  std::string disasm_in;
+  CLI::App* disasm = app.add_subcommand("disasm", "print a binary Program as assembler text");
+  disasm->add_option("program", disasm_in, "Program binary")->required();
+
+  // ---- sim ----
+  SimCmdOptions so;
+  CLI::App* simc = app.add_subcommand("sim", "verify and run one Program on a simulator");
+  simc->add_option("program", so.program_path, "Program binary or assembler text")->required();
+  simc->add_option("--sim", so.sim, "simulator: fsim or cycle")
+      ->check(CLI::IsMember({"fsim", "cycle"}))->capture_default_str();
+  simc->add_option("--config", so.config_path, "hardware configuration JSON (text programs)");
+  simc->add_option("--segment", so.segments, "name=file: raw bytes for an input segment (text programs: appends one)");
+  simc->add_option("--alloc", so.allocs, "name=BYTES: text programs: append a zero-filled output segment");
+  simc->add_option("--dump-segment", so.dump_segments, "name=file: write a segment's bytes after the run");
+
+  // ---- config ----
+  std::string cfg_path;
+  bool cfg_print = false;
+  CLI::App* config = app.add_subcommand("config", "show the hardware configuration");
+  config->add_flag("--print", cfg_print, "print the effective configuration as JSON")->required();
+  config->add_option("--config", cfg_path, "hardware configuration JSON (default: VTA's default)");
+
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string sub = argv[1];
+    bool known = false;
+    for (const CLI::App* a : app.get_subcommands({})) known = known || a->get_name() == sub;
+    if (!known) {
+      return fail(fmt::format("unknown subcommand '{}' (run, compile, asm, disasm, sim, config; see tessel --help)",
+                              sub),
+                  2);
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (see tessel --help)", 2);
+  }
+
+  try {
+    if (*run) {
+      if (!shape_text.empty()) ro.shape = tessel::support::parse_shape(shape_text);
+      ro.offload = !run_no_offload;
+      ro.label_search_dirs = {".", TESSEL_SOURCE_DIR};
+      return run_command(ro, std::cout);
+    }
+    if (*compile) {
+      co.offload = !compile_no_offload;
+      return compile_command(co, std::cout);
+    }
+    if (*as) return asm_command(asm_in, asm_out, asm_config, std::cout);
+    if (*disasm) return disasm_command(disasm_in, std::cout);
+    if (*simc) return sim_command(so, std::cout);
+    if (*config) return config_command(cfg_path, std::cout);
+  } catch (const tessel::Error& e) {
+    return fail(e.what(), 1);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory", 1);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("internal error: {}", e.what()), 1);
+  }
+  return fail("no subcommand given (see tessel --help)", 2);
+}
