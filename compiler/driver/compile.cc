@@ -1,0 +1,73 @@
+#include "compiler/driver/compile.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "compiler/driver/lower.h"
+#include "compiler/frontend/onnx_import.h"
+#include "compiler/passes/pass.h"
+#include "support/error.h"
+
+namespace tessel::compiler {
+
+namespace {
+
+reference::RefTensor to_ref(const runtime::HostTensor& h, const std::string& what) {
+  if (h.dtype != runtime::DType::kF32)
+    throw_user_error("{} has dtype {}, expected f32", what, runtime::to_string(h.dtype));
+  const int64_t n = ir::shape_elements(h.shape);
+  if (static_cast<int64_t>(h.bytes.size()) != n * 4)
+    throw_user_error("{} has {} bytes for shape {} ({} expected)", what, h.bytes.size(), ir::shape_string(h.shape), n * 4);
+  reference::RefTensor t;
+  t.dtype = ir::DType::kF32;
+  t.shape = h.shape;
+  t.f.resize(n);
+  if (n > 0) std::memcpy(t.f.data(), h.bytes.data(), h.bytes.size());
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (const auto& p : passes::graph_pipeline()) names.push_back(p.name);
+  names.push_back("lower");
+  for (const auto& n : driver::accel_pass_names()) names.push_back(n);
+  return names;
+}
+
+CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts) {
+  opts.config.validate();
+  if (opts.batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", opts.batch);
+  ir::Graph g = frontend::import_onnx_file(onnx_path, opts.batch);
+
+  passes::PassContext ctx;
+  ctx.config = opts.config;
+  ctx.offload = opts.offload;
+  for (size_t r = 0; r < opts.calibration.size(); ++r) {
+    std::vector<reference::RefTensor> run;
+    for (size_t k = 0; k < opts.calibration[r].size(); ++k)
+      run.push_back(to_ref(opts.calibration[r][k], fmt::format("calibration entry {} tensor {}", r, k)));
+    ctx.calibration.push_back(std::move(run));
+  }
+
+  CompileResult result;
+  std::vector<passes::PassTime> times;
+  std::vector<std::string> later = {"lower"};
+  for (const auto& n : driver::accel_pass_names()) later.push_back(n);
+  passes::run_pipeline(g, ctx, opts.dump_ir_after, &times, &result.ir_dump, later);
+  for (const auto& t : times) result.pass_timings.push_back({t.pass, t.ms});
+
+  const auto t0 = std::chrono::steady_clock::now();
+  driver::lower_to_executable(g, opts, result);
+  const auto t1 = std::chrono::steady_clock::now();
+  result.pass_timings.push_back({"lower", std::chrono::duration<double, std::milli>(t1 - t0).count()});
+  if (opts.dump_ir_after == "lower" || opts.dump_ir_after == "all")
+    result.ir_dump += "; after lower\n" + driver::dump_executable(result.exe);
+  result.quantized_by_tessel = ctx.quantized_by_tessel;
+  return result;
+}
+
+}  // namespace tessel::compiler

@@ -1,0 +1,150 @@
+// Tessel's graph IR (Relay/Relax-like): a dataflow graph of typed values (shape, dtype, layout,
+// quantisation parameters, constant contents) and nodes in topological order.
+//
+// Two operator dialects live in the same graph:
+//  - ONNX operators as imported (Node::domain "" or "com.microsoft", Node::op the ONNX op_type,
+//    attributes as in the ONNX file), and
+//  - Tessel operators (Node::domain "tessel"), whose op names are exactly the CPU kernel names of
+//    runtime/cpu/kernels.h ("qconv2d", "qadd", "quantize", "pack_nchwnc", ...) with the attributes
+//    the kernels read. The graph passes rewrite the first dialect into the second; lowering maps
+//    each Tessel node to one Executable step.
+// Attributes are JSON objects (nlohmann::json keeps keys sorted, so dumps are deterministic).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/executable.h"
+
+namespace tessel::compiler::ir {
+
+/// Element types of IR values. kU8 only appears between import and the QDQ import pass (which
+/// moves uint8 tensors to int8 by subtracting 128).
+enum class DType : uint8_t { kF32 = 0, kI8 = 1, kU8 = 2, kI32 = 3, kI64 = 4 };
+/// "f32", "i8", "u8", "i32", "i64".
+std::string_view to_string(DType t);
+/// Bytes per element (4, 1, 1, 4, 8).
+size_t dtype_bytes(DType t);
+
+/// Quantisation parameters: real = scale * (q - zero_point). Per-tensor when `axis` < 0 (one
+/// scale and one zero point), otherwise one entry per index of dimension `axis`.
+struct QuantInfo {
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;
+  int axis = -1;
+  bool per_tensor() const { return axis < 0; }
+  float scale_at(size_t i) const { return scale.size() == 1 ? scale[0] : scale[i]; }
+  int32_t zero_point_at(size_t i) const { return zero_point.size() == 1 ? zero_point[0] : zero_point[i]; }
+  bool operator==(const QuantInfo&) const = default;
+  /// Builds per-tensor parameters.
+  static QuantInfo tensor(float scale, int32_t zero_point) { return {{scale}, {zero_point}, -1}; }
+};
+
+/// A value: a graph input, a node output, or a constant (when `data` is non-empty or
+/// `is_const` is set for an empty constant).
+struct Value {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;  ///< logical shape (NCHW order for 4-D); empty for scalars
+  bool shape_known = false;    ///< false until shape inference (or the creator) sets `shape`
+  runtime::Layout layout = runtime::Layout::kNCHW;
+  int32_t block_n = 1, block_c = 1;  ///< NCHWnc blocks when layout is kNCHWnc
+  std::optional<QuantInfo> quant;    ///< set on quantised values (always for Tessel i8 values)
+  bool is_const = false;
+  std::vector<uint8_t> data;  ///< constant contents, little-endian, dtype elements, row-major
+
+  int64_t num_elements() const;
+};
+
+/// A node. inputs hold value ids; -1 marks an omitted optional ONNX input.
+struct Node {
+  std::string name;    ///< ONNX node name (or a derived name for nodes created by passes)
+  std::string op;      ///< ONNX op_type or Tessel kernel name
+  std::string domain;  ///< "" (ONNX), "com.microsoft", or "tessel"
+  std::vector<int> inputs, outputs;
+  nlohmann::json attrs = nlohmann::json::object();
+  runtime::Placement placement = runtime::Placement::kCpu;
+  /// Source ONNX op_type (for reports); defaults to `op` for imported nodes.
+  std::string source_op;
+  bool is_tessel() const { return domain == "tessel"; }
+};
+
+/// The graph. Values and nodes are addressed by index; nodes are kept in topological order.
+struct Graph {
+  std::string name;
+  int64_t opset = 13;  ///< the model's ai.onnx opset version
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs, outputs;  ///< graph inputs / outputs (value ids)
+
+  /// Adds a value; returns its id. If `v.name` is taken, a suffix "_1", "_2", ... is added.
+  int add_value(Value v);
+  /// Adds a constant of `dtype` and `shape` with raw little-endian `bytes`; returns its id.
+  /// Throws InternalError if the byte count does not match the shape.
+  int add_const(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                std::vector<uint8_t> bytes);
+  /// Typed constant builders (element count must match the shape).
+  int add_const_f32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v);
+  int add_const_i64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& v);
+  int add_const_i32(const std::string& name, std::vector<int64_t> shape, const std::vector<int32_t>& v);
+  int add_const_i8(const std::string& name, std::vector<int64_t> shape, const std::vector<int8_t>& v);
+  /// Returns a name not used by any value, derived from `base`.
+  std::string unique_name(const std::string& base) const;
+
+  /// Index of the node producing value `v`, or -1 (graph input or constant). O(nodes).
+  int producer(int v) const;
+  /// For every value, the indices of the nodes reading it (in node order).
+  std::vector<std::vector<int>> consumers() const;
+  /// For every value, the index of its producing node or -1.
+  std::vector<int> producers() const;
+  /// True if `v` is a graph output.
+  bool is_output(int v) const;
+  /// Replaces every use of value `from` (node inputs and graph outputs) by `to`.
+  void replace_uses(int from, int to);
+
+  /// Constant contents converted to float (any dtype); throws InternalError if `v` is not
+  /// constant.
+  std::vector<float> const_f32(int v) const;
+  /// Constant contents converted to int64 (integer dtypes only; InternalError otherwise).
+  std::vector<int64_t> const_i64(int v) const;
+
+  /// Removes nodes none of whose outputs are used (transitively) and values no node, input or
+  /// output references; renumbers ids. Graph inputs are kept even when unused.
+  void remove_dead();
+  /// Stable topological sort of `nodes` (keeps the current order where dependencies allow).
+  /// Throws UserError naming a node when the graph has a cycle or reads an undefined value.
+  void topo_sort();
+
+  /// Textual dump: one line per input, constant (shape and an FNV-1a checksum of its bytes),
+  /// and node (outputs with types = op(inputs) {attrs} @placement # name). Deterministic.
+  std::string dump() const;
+  /// The type of one value as printed by dump(), e.g. "i8[1,8,28,28] q(0.5,-3)".
+  std::string type_string(int v) const;
+};
+
+/// Reads an attribute with a default (ints, floats, strings, int lists).
+int64_t attr_int(const Node& n, const std::string& key, int64_t def);
+float attr_float(const Node& n, const std::string& key, float def);
+std::string attr_string(const Node& n, const std::string& key, const std::string& def);
+std::vector<int64_t> attr_ints(const Node& n, const std::string& key, std::vector<int64_t> def);
+
+/// "node 'name' (op)": the prefix of error messages about a node.
+std::string describe(const Node& n);
+/// Throws UserError "node 'name' (op): <reason>".
+[[noreturn]] void throw_unsupported(const Node& n, const std::string& reason);
+
+/// Number of elements of a shape (1 for a scalar).
+int64_t shape_elements(const std::vector<int64_t>& shape);
+/// "[1,3,224,224]".
+std::string shape_string(const std::vector<int64_t>& shape);
+
+/// Float to bytes and back (little-endian host assumed, as everywhere in Tessel).
+std::vector<uint8_t> to_bytes(const std::vector<float>& v);
+std::vector<uint8_t> to_bytes(const std::vector<int32_t>& v);
+std::vector<uint8_t> to_bytes(const std::vector<int8_t>& v);
+std::vector<uint8_t> to_bytes(const std::vector<int64_t>& v);
+
+}  // namespace tessel::compiler::ir

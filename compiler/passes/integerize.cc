@@ -1,0 +1,655 @@
+#include "compiler/passes/integerize.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "compiler/ir/op_util.h"
+#include "support/error.h"
+
+namespace tessel::compiler::passes {
+namespace {
+
+using ir::DType;
+using ir::Node;
+using ir::QuantInfo;
+using nlohmann::json;
+
+/// An integer constant with its quantisation parameters (uint8 already shifted to int8).
+struct QConst {
+  int value = -1;  ///< constant value id (i8 or i32)
+  QuantInfo q;
+};
+
+int8_t sat8(double v) { return static_cast<int8_t>(std::min(127.0, std::max(-128.0, v))); }
+
+/// Power-of-two scale covering max |x| in int8: 2^ceil(log2(max / 127)); 1 for max = 0.
+float pow2_scale(float max_abs) {
+  if (!(max_abs > 0.0f) || !std::isfinite(max_abs)) return 1.0f;
+  return std::ldexp(1.0f, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0))));
+}
+
+class Integerizer {
+ public:
+  explicit Integerizer(ir::Graph& g) : g_(g), consumers_(g.consumers()) {}
+
+  void run() {
+    for (int in : g_.inputs) flt_[in] = in;
+    std::vector<Node> old = std::move(g_.nodes);
+    g_.nodes.clear();
+    old_nodes_ = &old;
+    for (Node& n : old) lower(n);
+    // Graph outputs: float, keeping the ONNX names.
+    for (int& o : g_.outputs) {
+      const int f = get_flt(o, nullptr);
+      if (f != o) {
+        const std::string name = g_.values[o].name;
+        g_.values[o].name = g_.unique_name(name + "_unused");
+        g_.values[f].name = name;
+        o = f;
+      }
+    }
+    g_.remove_dead();
+  }
+
+ private:
+  ir::Graph& g_;
+  std::vector<std::vector<int>> consumers_;  // of the original graph
+  const std::vector<Node>* old_nodes_ = nullptr;
+  std::map<int, int> rep_;      // original value -> int8 value
+  std::map<int, int> flt_;      // original value -> float value
+  std::map<int, QConst> qconst_;
+  std::map<std::pair<int, std::pair<float, int32_t>>, int> fq_cache_;
+
+  int new_value(const std::string& base, DType d, std::vector<int64_t> shape, std::optional<QuantInfo> q) {
+    ir::Value v;
+    v.name = g_.unique_name(base);
+    v.dtype = d;
+    v.shape = std::move(shape);
+    v.shape_known = true;
+    v.quant = std::move(q);
+    return g_.add_value(std::move(v));
+  }
+
+  void emit(const Node& src, const std::string& op, std::vector<int> inputs, std::vector<int> outputs,
+            json attrs = json::object(), const std::string& suffix = "") {
+    Node n;
+    n.name = suffix.empty() ? src.name : src.name + suffix;
+    n.op = op;
+    n.domain = "tessel";
+    n.source_op = src.source_op.empty() ? src.op : src.source_op;
+    n.inputs = std::move(inputs);
+    n.outputs = std::move(outputs);
+    n.attrs = std::move(attrs);
+    g_.nodes.push_back(std::move(n));
+  }
+
+  const QuantInfo& quant_of(int v) const { return *g_.values[v].quant; }
+
+  /// int8 representation of an original value (activations or per-tensor int8 constants).
+  int get_rep(int v) const {
+    const auto it = rep_.find(v);
+    return it == rep_.end() ? -1 : it->second;
+  }
+
+  /// Float version of an original value; emits dequantize (or dequantises a constant).
+  int get_flt(int v, const Node* user) {
+    if (const auto it = flt_.find(v); it != flt_.end()) return it->second;
+    if (g_.values[v].is_const && g_.values[v].dtype == DType::kF32) return flt_[v] = v;
+    if (const auto it = qconst_.find(v); it != qconst_.end()) {
+      const QConst& c = it->second;
+      const auto raw = g_.const_f32(c.value);
+      const ir::Value& cv = g_.values[c.value];
+      std::vector<float> f(raw.size());
+      const int64_t inner = inner_size(cv.shape, c.q.axis);
+      const int64_t dim = c.q.axis < 0 ? 1 : cv.shape[c.q.axis];
+      for (size_t i = 0; i < raw.size(); ++i) {
+        const size_t ch = c.q.axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % dim);
+        f[i] = (raw[i] - static_cast<float>(c.q.zero_point_at(ch))) * c.q.scale_at(ch);
+      }
+      const std::vector<int64_t> shape = cv.shape;
+      return flt_[v] = g_.add_const_f32(g_.unique_name(g_.values[v].name + "_f32"), shape, f);
+    }
+    if (const int r = get_rep(v); r >= 0) {
+      const int out = new_value(g_.values[v].name + "_f32", DType::kF32, g_.values[r].shape, std::nullopt);
+      Node src;
+      src.name = g_.values[v].name;
+      src.op = "dequantize";
+      emit(src, "dequantize", {r}, {out}, json::object(), "_dequantize");
+      return flt_[v] = out;
+    }
+    throw_internal_error("value '{}' has no float or int8 form{}", g_.values[v].name,
+                         user ? " (used by " + ir::describe(*user) + ")" : std::string());
+  }
+
+  static int64_t inner_size(const std::vector<int64_t>& shape, int axis) {
+    if (axis < 0) return 1;
+    int64_t inner = 1;
+    for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+    return inner;
+  }
+
+  /// The fake_quant parameters that value `v` reaches, directly or through a chain of sole
+  /// consumers that commute with quantisation (Relu, Clip, MaxPool, Reshape, Flatten, Squeeze,
+  /// Unsqueeze, Identity): quantising before them gives the same int8 values as after them.
+  std::optional<QuantInfo> find_fq(int v) const {
+    for (int c : consumers_[v]) {
+      const Node& m = (*old_nodes_)[c];
+      if (m.is_tessel() && m.op == kFakeQuant)
+        return QuantInfo::tensor(m.attrs.at("scale").get<float>(), m.attrs.at("zero_point").get<int32_t>());
+    }
+    if (consumers_[v].size() == 1 && !g_.is_output(v)) {
+      const Node& m = (*old_nodes_)[consumers_[v][0]];
+      const bool through = m.op == "Relu" || m.op == "Clip" || m.op == "MaxPool" || m.op == "Reshape" ||
+                           m.op == "Flatten" || m.op == "Squeeze" || m.op == "Unsqueeze" || m.op == "Identity";
+      if (!m.is_tessel() && through && m.inputs[0] == v) return find_fq(m.outputs[0]);
+    }
+    return std::nullopt;
+  }
+
+  /// Per-tensor int8 representation of an activation or a quantised/float constant operand
+  /// (float constants are quantised per tensor with a power-of-two scale).
+  int operand_rep(int v) {
+    if (const int r = get_rep(v); r >= 0) return r;
+    if (const auto it = qconst_.find(v); it != qconst_.end()) {
+      const QConst& c = it->second;
+      if (!c.q.per_tensor() || g_.values[c.value].dtype != DType::kI8) return -1;
+      g_.values[c.value].quant = c.q;
+      return rep_[v] = c.value;
+    }
+    const ir::Value& cv = g_.values[v];
+    if (cv.is_const && cv.dtype == DType::kF32) {
+      const auto f = g_.const_f32(v);
+      float m = 0;
+      for (float x : f) m = std::max(m, std::fabs(x));
+      const float s = pow2_scale(m);
+      std::vector<int8_t> q(f.size());
+      for (size_t i = 0; i < f.size(); ++i) q[i] = sat8(std::nearbyint(f[i] / s));
+      const std::vector<int64_t> shape = cv.shape;
+      const int id = g_.add_const_i8(g_.unique_name(cv.name + "_i8"), shape, q);
+      g_.values[id].quant = QuantInfo::tensor(s, 0);
+      return rep_[v] = id;
+    }
+    return -1;
+  }
+
+  // ---- node lowering ----
+
+  void lower(const Node& n) {
+    if (n.is_tessel()) {
+      if (n.op == kFakeQuant) return lower_fake_quant(n);
+      g_.nodes.push_back(n);  // already a Tessel kernel node
+      return;
+    }
+    const std::string& op = n.op;
+    if (op == "DequantizeLinear") return lower_dequantize(n);
+    if (op == "QuantizeLinear")
+      ir::throw_unsupported(n, "a QuantizeLinear whose output is not dequantized with the same parameters cannot be "
+                               "imported");
+    if (op == "Conv" && try_qconv(n)) return;
+    if ((op == "Gemm" || op == "MatMul") && try_qdense(n)) return;
+    if (op == "Add" && try_qadd(n)) return;
+    if ((op == "Relu" || op == "Clip") && try_qclip(n)) return;
+    if (op == "MaxPool" && get_rep(n.inputs[0]) >= 0) return same_params(n, "maxpool", pool_attrs(n, false));
+    if ((op == "AveragePool" || op == "GlobalAveragePool") && try_qavgpool(n)) return;
+    if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") &&
+        get_rep(n.inputs[0]) >= 0)
+      return same_params(n, "reshape", json::object());
+    if (op == "Concat" && try_qconcat(n)) return;
+    lower_float(n);
+  }
+
+  void lower_fake_quant(const Node& n) {
+    const QuantInfo q = QuantInfo::tensor(n.attrs.at("scale").get<float>(), n.attrs.at("zero_point").get<int32_t>());
+    const int x = n.inputs[0], y = n.outputs[0];
+    const auto key = std::make_pair(x, std::make_pair(q.scale[0], q.zero_point[0]));
+    if (const auto it = fq_cache_.find(key); it != fq_cache_.end()) {
+      rep_[y] = it->second;
+      return;
+    }
+    const int r = operand_rep(x);
+    int out;
+    if (r >= 0 && *g_.values[r].quant == q) {
+      out = r;
+    } else if (r >= 0) {
+      out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[r].shape, q);
+      emit(n, "requantize", {r}, {out}, json::object(), "_requantize");
+    } else {
+      const int f = get_flt(x, &n);
+      out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[f].shape, q);
+      emit(n, "quantize", {f}, {out}, json::object(), "_quantize");
+    }
+    fq_cache_[key] = out;
+    rep_[y] = out;
+  }
+
+  void lower_dequantize(const Node& n) {
+    const int x = n.inputs[0];
+    const ir::Value& xv = g_.values[x];
+    if (!xv.is_const) ir::throw_unsupported(n, fmt::format("dequantizing the non-constant tensor '{}' is not supported here", xv.name));
+    if (n.inputs.size() < 2 || n.inputs[1] < 0 || !g_.values[n.inputs[1]].is_const)
+      ir::throw_unsupported(n, "the scale is not a constant");
+    QuantInfo q;
+    q.scale = g_.const_f32(n.inputs[1]);
+    if (n.inputs.size() >= 3 && n.inputs[2] >= 0) {
+      if (!g_.values[n.inputs[2]].is_const) ir::throw_unsupported(n, "the zero point is not a constant");
+      for (int64_t z : g_.const_i64(n.inputs[2])) q.zero_point.push_back(static_cast<int32_t>(z));
+    } else {
+      q.zero_point.assign(q.scale.size(), 0);
+    }
+    if (q.zero_point.size() != q.scale.size())
+      ir::throw_unsupported(n, fmt::format("zero point has {} elements, scale {}", q.zero_point.size(), q.scale.size()));
+    for (float s : q.scale)
+      if (!(s > 0.0f) || !std::isfinite(s)) ir::throw_unsupported(n, fmt::format("scale {} must be positive and finite", s));
+    if (q.scale.size() > 1) {
+      q.axis = static_cast<int>(ir::normalize_axis(n, ir::attr_int(n, "axis", 1), static_cast<int64_t>(xv.shape.size())));
+      if (xv.shape[q.axis] != static_cast<int64_t>(q.scale.size()))
+        ir::throw_unsupported(n, fmt::format("scale has {} elements, axis {} of {} has {}", q.scale.size(), q.axis,
+                                             ir::shape_string(xv.shape), xv.shape[q.axis]));
+    }
+    QConst c;
+    if (xv.dtype == DType::kU8) {
+      // uint8 -> int8: q - 128, zero point - 128 (same real values).
+      const auto raw = g_.const_i64(x);
+      std::vector<int8_t> s(raw.size());
+      for (size_t i = 0; i < raw.size(); ++i) s[i] = static_cast<int8_t>(raw[i] - 128);
+      for (int32_t& z : q.zero_point) z -= 128;
+      const std::vector<int64_t> shape = xv.shape;
+      c.value = g_.add_const_i8(g_.unique_name(xv.name + "_s8"), shape, s);
+    } else if (xv.dtype == DType::kI8 || xv.dtype == DType::kI32) {
+      c.value = x;
+    } else {
+      ir::throw_unsupported(n, fmt::format("dequantizing a {} constant is not supported", ir::to_string(xv.dtype)));
+    }
+    c.q = q;
+    qconst_[n.outputs[0]] = c;
+  }
+
+  /// Emits a node reading the int8 representation of input 0 and producing an int8 value with
+  /// the same parameters and the original output's shape.
+  void same_params(const Node& n, const std::string& op, json attrs) {
+    const int r = get_rep(n.inputs[0]);
+    const int y = n.outputs[0];
+    const int out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[y].shape, g_.values[r].quant);
+    emit(n, op, {r}, {out}, std::move(attrs));
+    rep_[y] = out;
+  }
+
+  json pool_attrs(const Node& n, bool avg) {
+    const ir::Value& x = g_.values[n.inputs[0]];
+    ir::Window2d w;
+    if (n.op == "GlobalAveragePool") {
+      w.kh = x.shape[2];
+      w.kw = x.shape[3];
+      w.sh = w.sw = 1;
+    } else {
+      w = ir::window_2d(n, x.shape[2], x.shape[3], 1, 1);
+    }
+    json a = {{"kernel", {w.kh, w.kw}}, {"stride", {w.sh, w.sw}},
+              {"pads", {w.pad_top, w.pad_left, w.pad_bottom, w.pad_right}}};
+    if (ir::attr_int(n, "ceil_mode", 0) != 0) a["ceil_mode"] = true;
+    if (avg) a["count_include_pad"] = ir::attr_int(n, "count_include_pad", 0) != 0;
+    return a;
+  }
+
+  /// Weight quantisation check: int8, zero point 0 everywhere, per-tensor or per-channel along
+  /// `axis` with `channels` entries. Returns the per-channel scales (size `channels`).
+  std::optional<std::vector<float>> weight_scales(const QConst& c, int axis, int64_t channels) const {
+    if (g_.values[c.value].dtype != DType::kI8) return std::nullopt;
+    for (int32_t z : c.q.zero_point)
+      if (z != 0) return std::nullopt;
+    if (c.q.per_tensor()) return std::vector<float>(channels, c.q.scale[0]);
+    if (c.q.axis != axis || static_cast<int64_t>(c.q.scale.size()) != channels) return std::nullopt;
+    return c.q.scale;
+  }
+
+  /// int32 bias at scale s_in * s_w[c] from an optional bias input (quantised or float constant).
+  std::optional<std::vector<int32_t>> bias_i32(int b, float s_in, const std::vector<float>& s_w) const {
+    const size_t oc = s_w.size();
+    std::vector<int32_t> out(oc, 0);
+    if (b < 0) return out;
+    std::vector<double> real(oc);
+    if (const auto it = qconst_.find(b); it != qconst_.end()) {
+      const QConst& c = it->second;
+      if (g_.values[c.value].num_elements() != static_cast<int64_t>(oc)) return std::nullopt;
+      const auto raw = g_.const_i64(c.value);
+      for (size_t i = 0; i < oc; ++i) {
+        const double s_b = c.q.scale_at(c.q.per_tensor() ? 0 : i);
+        const double want = static_cast<double>(s_in) * s_w[i];
+        const int64_t q = raw[i] - c.q.zero_point_at(c.q.per_tensor() ? 0 : i);
+        if (std::fabs(s_b - want) <= 1e-6 * want) {
+          out[i] = static_cast<int32_t>(q);  // the model's bias is already at s_in * s_w
+          real[i] = std::nan("");
+        } else {
+          real[i] = static_cast<double>(q) * s_b;
+        }
+      }
+    } else if (g_.values[b].is_const && g_.values[b].dtype == DType::kF32) {
+      const auto f = g_.const_f32(b);
+      if (f.size() != oc) return std::nullopt;
+      for (size_t i = 0; i < oc; ++i) real[i] = f[i];
+    } else {
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < oc; ++i) {
+      if (std::isnan(real[i])) continue;
+      const double q = std::nearbyint(real[i] / (static_cast<double>(s_in) * s_w[i]));
+      out[i] = static_cast<int32_t>(std::clamp(q, -2147483648.0, 2147483647.0));
+    }
+    return out;
+  }
+
+  bool try_qconv(const Node& n) {
+    const int x = n.inputs[0], w = n.inputs[1], b = n.inputs.size() >= 3 ? n.inputs[2] : -1;
+    const int rx = get_rep(x);
+    const auto wq = qconst_.find(w);
+    const auto fq = find_fq(n.outputs[0]);
+    if (rx < 0 || wq == qconst_.end() || !fq) return false;
+    const ir::Value& wv = g_.values[wq->second.value];
+    if (wv.shape.size() != 4) return false;
+    const int64_t oc = wv.shape[0];
+    const auto sw = weight_scales(wq->second, 0, oc);
+    if (!sw) return false;
+    const float sx = quant_of(rx).scale[0];
+    const auto bias = bias_i32(b, sx, *sw);
+    if (!bias) return false;
+    const ir::Value& xv = g_.values[x];
+    const auto win = ir::window_2d(n, xv.shape[2], xv.shape[3], wv.shape[2], wv.shape[3]);
+    const int wid = weight_value(wq->second.value, *sw, 0);
+    const std::vector<int32_t> bias_copy = *bias;
+    const int bid = g_.add_const_i32(g_.unique_name(n.name + "_bias_i32"), {oc}, bias_copy);
+    const int y = n.outputs[0];
+    const int out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[y].shape, *fq);
+    json a = {{"stride", {win.sh, win.sw}},
+              {"pads", {win.pad_top, win.pad_left, win.pad_bottom, win.pad_right}},
+              {"groups", ir::attr_int(n, "group", 1)},
+              {"in_zero_point", quant_of(rx).zero_point[0]}};
+    emit(n, "qconv2d", {rx, wid, bid}, {out}, std::move(a));
+    rep_[y] = out;
+    return true;
+  }
+
+  /// An int8 weight constant carrying its per-channel parameters along `axis`.
+  int weight_value(int src, const std::vector<float>& scales, int axis) {
+    ir::Value& v = g_.values[src];
+    QuantInfo q;
+    q.scale = scales;
+    q.zero_point.assign(scales.size(), 0);
+    q.axis = axis;
+    bool same = true;
+    for (float s : scales) same = same && s == scales[0];
+    if (same) q = QuantInfo::tensor(scales[0], 0);
+    if (!v.quant) {
+      v.quant = q;
+      return src;
+    }
+    if (*v.quant == q) return src;
+    const std::vector<int64_t> shape = v.shape;
+    std::vector<uint8_t> data = v.data;
+    const std::string name = g_.unique_name(v.name + "_w");
+    const int id = g_.add_const(name, DType::kI8, shape, std::move(data));
+    g_.values[id].quant = q;
+    return id;
+  }
+
+  bool try_qdense(const Node& n) {
+    const int a = n.inputs[0], bw = n.inputs[1];
+    int c = -1;
+    bool trans_b = false;
+    if (n.op == "Gemm") {
+      if (ir::attr_int(n, "transA", 0) != 0 || ir::attr_float(n, "alpha", 1.0f) != 1.0f ||
+          ir::attr_float(n, "beta", 1.0f) != 1.0f)
+        return false;
+      trans_b = ir::attr_int(n, "transB", 0) != 0;
+      if (n.inputs.size() >= 3) c = n.inputs[2];
+    }
+    const int ra = get_rep(a);
+    const auto wq = qconst_.find(bw);
+    const auto fq = find_fq(n.outputs[0]);
+    if (ra < 0 || wq == qconst_.end() || !fq) return false;
+    const ir::Value& av = g_.values[a];
+    const ir::Value& wv = g_.values[wq->second.value];
+    if (av.shape.size() != 2 || wv.shape.size() != 2) return false;
+    const int64_t M = av.shape[0], K = av.shape[1];
+    const int64_t N = trans_b ? wv.shape[0] : wv.shape[1];
+    if ((trans_b ? wv.shape[1] : wv.shape[0]) != K) return false;
+    const auto sw = weight_scales(wq->second, trans_b ? 0 : 1, N);
+    if (!sw) return false;
+    if (c >= 0 && g_.values[c].num_elements() != N) return false;
+    const float sx = quant_of(ra).scale[0];
+    const auto bias = bias_i32(c, sx, *sw);
+    if (!bias) return false;
+    // Weights as OIHW [N, K, 1, 1].
+    const auto raw = g_.const_i64(wq->second.value);
+    std::vector<int8_t> w(static_cast<size_t>(N * K));
+    for (int64_t o = 0; o < N; ++o)
+      for (int64_t k = 0; k < K; ++k) w[o * K + k] = static_cast<int8_t>(trans_b ? raw[o * K + k] : raw[k * N + o]);
+    const int wid = g_.add_const_i8(g_.unique_name(g_.values[bw].name + "_oihw"), {N, K, 1, 1}, w);
+    QuantInfo wqi;
+    wqi.scale = *sw;
+    wqi.zero_point.assign(N, 0);
+    wqi.axis = 0;
+    bool same = true;
+    for (float s : *sw) same = same && s == (*sw)[0];
+    g_.values[wid].quant = same ? QuantInfo::tensor((*sw)[0], 0) : wqi;
+    const std::vector<int32_t> bias_copy = *bias;
+    const int bid = g_.add_const_i32(g_.unique_name(n.name + "_bias_i32"), {N}, bias_copy);
+    const int y = n.outputs[0];
+    const QuantInfo qa = quant_of(ra);
+    const int x4 = new_value(g_.values[a].name + "_nchw", DType::kI8, {M, K, 1, 1}, qa);
+    emit(n, "reshape", {ra}, {x4}, json::object(), "_reshape_in");
+    const int y4 = new_value(g_.values[y].name + "_nchw", DType::kI8, {M, N, 1, 1}, *fq);
+    json attrs = {{"stride", {1, 1}}, {"pads", {0, 0, 0, 0}}, {"groups", 1}, {"in_zero_point", qa.zero_point[0]}};
+    emit(n, "qconv2d", {x4, wid, bid}, {y4}, std::move(attrs));
+    const int out = new_value(g_.values[y].name + "_i8", DType::kI8, {M, N}, *fq);
+    emit(n, "reshape", {y4}, {out}, json::object(), "_reshape_out");
+    rep_[y] = out;
+    return true;
+  }
+
+  bool try_qadd(const Node& n) {
+    const auto fq = find_fq(n.outputs[0]);
+    if (!fq) return false;
+    const bool a_act = get_rep(n.inputs[0]) >= 0, b_act = get_rep(n.inputs[1]) >= 0;
+    if (!a_act && !b_act) return false;  // both constants: nothing to quantise around
+    const int ra = operand_rep(n.inputs[0]);
+    const int rb = operand_rep(n.inputs[1]);
+    if (ra < 0 || rb < 0) return false;
+    const int y = n.outputs[0];
+    const int out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[y].shape, *fq);
+    emit(n, "qadd", {ra, rb}, {out}, json{{"relu", false}});
+    rep_[y] = out;
+    return true;
+  }
+
+  bool try_qclip(const Node& n) {
+    const int r = get_rep(n.inputs[0]);
+    if (r < 0) return false;
+    const QuantInfo& q = quant_of(r);
+    float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+    if (n.op == "Clip") {
+      lo = -std::numeric_limits<float>::infinity();
+      if (g_.opset < 11) {
+        lo = ir::attr_float(n, "min", lo);
+        hi = ir::attr_float(n, "max", hi);
+      } else {
+        auto bound = [&](size_t k, float def) {
+          if (k >= n.inputs.size() || n.inputs[k] < 0) return def;
+          if (!g_.values[n.inputs[k]].is_const) ir::throw_unsupported(n, fmt::format("bound input {} is not a constant", k));
+          return g_.const_f32(n.inputs[k]).at(0);
+        };
+        lo = bound(1, lo);
+        hi = bound(2, hi);
+      }
+    }
+    auto qv = [&](float v) -> int32_t {
+      if (std::isinf(v)) return v < 0 ? -128 : 127;
+      return sat8(std::nearbyint(static_cast<double>(v) / q.scale[0]) + q.zero_point[0]);
+    };
+    same_params(n, "qclip", json{{"lo", qv(lo)}, {"hi", qv(hi)}});
+    return true;
+  }
+
+  bool try_qavgpool(const Node& n) {
+    const int r = get_rep(n.inputs[0]);
+    const auto fq = find_fq(n.outputs[0]);
+    if (r < 0 || !fq) return false;
+    const int y = n.outputs[0];
+    const int out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[y].shape, *fq);
+    if (n.op == "GlobalAveragePool") emit(n, "global_avgpool", {r}, {out});
+    else emit(n, "avgpool", {r}, {out}, pool_attrs(n, true));
+    rep_[y] = out;
+    return true;
+  }
+
+  bool try_qconcat(const Node& n) {
+    const auto fq = find_fq(n.outputs[0]);
+    if (!fq) return false;
+    std::vector<int> ins;
+    for (int v : n.inputs) {
+      const int r = operand_rep(v);
+      if (r < 0) return false;
+      ins.push_back(r);
+    }
+    const int y = n.outputs[0];
+    const int64_t rank = static_cast<int64_t>(g_.values[y].shape.size());
+    const int out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[y].shape, *fq);
+    emit(n, "concat", ins, {out}, json{{"axis", ir::normalize_axis(n, ir::attr_int(n, "axis", 0), rank)}});
+    rep_[y] = out;
+    return true;
+  }
+
+  /// Float fallback: the node runs in float32 on the CPU.
+  void lower_float(const Node& n) {
+    const std::string& op = n.op;
+    const int y = n.outputs[0];
+    auto f = [&](size_t k) { return get_flt(n.inputs[k], &n); };
+    auto done = [&]() { flt_[y] = y; };
+    if (op == "Relu") {
+      emit(n, "relu_f32", {f(0)}, {y});
+    } else if (op == "Clip") {
+      const auto lo_hi = float_clip_bounds(n);
+      if (!(lo_hi.first == 0.0f && std::isinf(lo_hi.second) && lo_hi.second > 0))
+        ir::throw_unsupported(n, fmt::format("float Clip [{}, {}] has no cpu kernel (only [0, inf), i.e. Relu)",
+                                             lo_hi.first, lo_hi.second));
+      emit(n, "relu_f32", {f(0)}, {y});
+    } else if (op == "Add") {
+      emit(n, "add_f32", {f(0), f(1)}, {y});
+    } else if (op == "Mul") {
+      emit(n, "mul_f32", {f(0), f(1)}, {y});
+    } else if (op == "Conv") {
+      const ir::Value& xv = g_.values[n.inputs[0]];
+      const ir::Value& wv = g_.values[n.inputs[1]];
+      const auto win = ir::window_2d(n, xv.shape[2], xv.shape[3], wv.shape[2], wv.shape[3]);
+      std::vector<int> ins = {f(0), f(1)};
+      if (n.inputs.size() >= 3 && n.inputs[2] >= 0) ins.push_back(f(2));
+      emit(n, "conv2d_f32", ins, {y},
+           json{{"stride", {win.sh, win.sw}},
+                {"pads", {win.pad_top, win.pad_left, win.pad_bottom, win.pad_right}},
+                {"groups", ir::attr_int(n, "group", 1)}});
+    } else if (op == "MatMul") {
+      emit(n, "matmul_f32", {f(0), f(1)}, {y});
+    } else if (op == "Gemm") {
+      lower_float_gemm(n);
+    } else if (op == "MaxPool") {
+      emit(n, "maxpool_f32", {f(0)}, {y}, pool_attrs(n, false));
+    } else if (op == "AveragePool" || op == "GlobalAveragePool") {
+      emit(n, "avgpool_f32", {f(0)}, {y}, pool_attrs(n, true));
+    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity") {
+      emit(n, "reshape", {f(0)}, {y});
+    } else if (op == "Concat") {
+      std::vector<int> ins;
+      for (size_t k = 0; k < n.inputs.size(); ++k) ins.push_back(f(k));
+      const int64_t rank = static_cast<int64_t>(g_.values[y].shape.size());
+      emit(n, "concat", ins, {y}, json{{"axis", ir::normalize_axis(n, ir::attr_int(n, "axis", 0), rank)}});
+    } else if (op == "Softmax") {
+      const int64_t rank = static_cast<int64_t>(g_.values[y].shape.size());
+      const int64_t axis = ir::normalize_axis(n, ir::attr_int(n, "axis", g_.opset < 13 ? 1 : -1), rank);
+      if (g_.opset < 13 && axis != rank - 1)
+        ir::throw_unsupported(n, fmt::format("opset {} Softmax over axes {}..{} (coerced to 2-D) is not supported", g_.opset,
+                                             axis, rank - 1));
+      emit(n, "softmax", {f(0)}, {y}, json{{"axis", axis}});
+    } else {
+      ir::throw_unsupported(n, "operator has no integer or float lowering");
+    }
+    done();
+  }
+
+  std::pair<float, float> float_clip_bounds(const Node& n) const {
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (g_.opset < 11) return {ir::attr_float(n, "min", lo), ir::attr_float(n, "max", hi)};
+    if (n.inputs.size() >= 2 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].is_const) lo = g_.const_f32(n.inputs[1]).at(0);
+    if (n.inputs.size() >= 3 && n.inputs[2] >= 0 && g_.values[n.inputs[2]].is_const) hi = g_.const_f32(n.inputs[2]).at(0);
+    return {lo, hi};
+  }
+
+  /// Float Gemm: Y = alpha * A * op(B) + beta * C with constant B (and C) folded into a
+  /// [K, N] matrix for matmul_f32 and a bias for add_f32.
+  void lower_float_gemm(const Node& n) {
+    if (ir::attr_int(n, "transA", 0) != 0) ir::throw_unsupported(n, "transA = 1 is not supported");
+    const int bw = n.inputs[1];
+    const int bf = get_flt(bw, &n);
+    if (!g_.values[bf].is_const) ir::throw_unsupported(n, "B must be a constant");
+    const bool tb = ir::attr_int(n, "transB", 0) != 0;
+    const float alpha = ir::attr_float(n, "alpha", 1.0f), beta = ir::attr_float(n, "beta", 1.0f);
+    const auto raw = g_.const_f32(bf);
+    const auto bshape = g_.values[bf].shape;
+    const int64_t K = tb ? bshape[1] : bshape[0], N = tb ? bshape[0] : bshape[1];
+    std::vector<float> m(static_cast<size_t>(K * N));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) m[k * N + j] = alpha * (tb ? raw[j * K + k] : raw[k * N + j]);
+    const int mid = g_.add_const_f32(g_.unique_name(g_.values[bw].name + "_kn"), {K, N}, m);
+    const int y = n.outputs[0];
+    const bool has_c = n.inputs.size() >= 3 && n.inputs[2] >= 0;
+    if (!has_c) {
+      emit(n, "matmul_f32", {get_flt(n.inputs[0], &n), mid}, {y});
+      return;
+    }
+    const int t = new_value(g_.values[y].name + "_matmul", DType::kF32, g_.values[y].shape, std::nullopt);
+    emit(n, "matmul_f32", {get_flt(n.inputs[0], &n), mid}, {t}, json::object(), "_matmul");
+    int c = get_flt(n.inputs[2], &n);
+    if (beta != 1.0f) {
+      if (!g_.values[c].is_const) ir::throw_unsupported(n, "beta != 1 needs a constant C");
+      auto cv = g_.const_f32(c);
+      for (float& v : cv) v *= beta;
+      const auto cshape = g_.values[c].shape;
+      c = g_.add_const_f32(g_.unique_name(g_.values[c].name + "_beta"), cshape, cv);
+    }
+    emit(n, "add_f32", {t, c}, {y});
+  }
+};
+
+}  // namespace
+
+int insert_fake_quant(ir::Graph& g, int x, float scale, int32_t zero_point) {
+  ir::Value v;
+  v.name = g.values[x].name + "_fq";
+  v.dtype = DType::kF32;
+  v.shape = g.values[x].shape;
+  v.shape_known = g.values[x].shape_known;
+  const int y = g.add_value(std::move(v));
+  for (Node& m : g.nodes)
+    for (int& in : m.inputs)
+      if (in == x) in = y;
+  Node n;
+  n.name = g.values[x].name + "_fake_quant";
+  n.op = kFakeQuant;
+  n.domain = "tessel";
+  n.source_op = "QuantizeLinear+DequantizeLinear";
+  n.inputs = {x};
+  n.outputs = {y};
+  n.attrs = json{{"scale", scale}, {"zero_point", zero_point}};
+  g.nodes.push_back(std::move(n));
+  return y;
+}
+
+void integerize(ir::Graph& g) {
+  g.topo_sort();
+  Integerizer(g).run();
+  g.topo_sort();
+}
+
+}  // namespace tessel::compiler::passes
