@@ -25,8 +25,8 @@ HostTensor input_tensor() {
   h.shape = {1, 16, 2, 2};
   std::vector<float> v(64);
   for (size_t i = 0; i < v.size(); ++i) v[i] = 0.05f * static_cast<float>(static_cast<int>(i * 37 % 101) - 50) + 0.01f;
-  h.bytes.resize(v.size() * 4);
-  std::memcpy(h.bytes.data(), v.data(), h.bytes.size());
+  const auto* raw = reinterpret_cast<const uint8_t*>(v.data());
+  h.bytes.assign(raw, raw + v.size() * sizeof(float));
   return h;
 }
 
