@@ -4,11 +4,24 @@
 // (s_w[c]) and output (s_out): M[c] = s_in * s_w[c] / s_out.
 //  - If every M[c] is an exact power of two 2^-k with 0 <= k <= 31: pre_shift 0,
 //    multiplier 1, shift k (add-round, arithmetic shift, clip).
-//  - Otherwise: a common pre_shift p is the smallest p >= 0 with (B[c] >> p) * 2^14 < 2^31 for
-//    every channel, where B[c] = |bias[c]| + sum over the channel's weights of |w| * max|x - zp|
-//    (max|x - zp| = max(127 - zp, zp + 128)) bounds |acc|; then per channel the multiplier has
-//    14 significant bits, m[c] = round(M[c] * 2^(p + shift[c])) in [2^13, 2^14), with shift[c]
-//    clamped to [0, 31] (fewer bits when the clamp applies). So |acc >> p| * m < 2^31.
+//  - Otherwise: every common pre_shift p in [0, 31] is tried (those where acc + 2^(p-1) could
+//    wrap are skipped) and the one with the least worst-case error over the channels is kept
+//    (ties: the smaller p). For a given p, channel c gets the largest shift[c] in [0, 31] whose
+//    multiplier m[c] = round(M[c] * 2^(p + shift[c])) keeps hb[c] * m[c] + 2^(shift[c]-1) below
+//    2^31, where hb[c] = (B[c] >> p) + 1 bounds |acc >> p| after rounding, so neither the MUL
+//    nor the rounding ADD wraps. Its error, in output LSBs against round(acc * M[c]), is
+//    2^(p-1) * M[c] (the pre_shift rounding, 0 for p = 0) plus 16 * |m[c] / 2^(p+shift[c]) -
+//    M[c]| / M[c] (the multiplier's relative error at a typical output magnitude of 16 LSBs).
+//    When no shift fits, M * 2^(p+31) < 1/2 gives multiplier 1, shift 31; otherwise (M * 2^p *
+//    hb >= 2^31, outputs saturate) shift 0 and the largest multiplier that does not wrap.
+//    B[c] bounds |acc| of channel c exactly over all int8 inputs: with d = x - zp in
+//    [-128 - zp, 127 - zp] (padding taps give 0, inside that range), B[c] = max(|bias[c] +
+//    sum_k max(w_k * dlo, w_k * dhi)|, |bias[c] + sum_k min(w_k * dlo, w_k * dhi)|).
+//    M[c] is formed in float32 as ONNX Runtime's QLinearConv/QLinearMatMul do:
+//    float(float(s_in * s_w[c]) / s_out).
+//    The former derivation (14-bit multipliers, the least p that fits) lost up to 0.1 LSB in the
+//    pre_shift; see tests/compiler/test_layer_agreement.cc for the per-layer agreement with the
+//    reference this gives.
 // Stores the result in the node's attrs["requant"] (runtime/cpu/kernels.h format).
 #pragma once
 
