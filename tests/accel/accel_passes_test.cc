@@ -71,6 +71,62 @@ TEST(PassInjectBias, ResetAndBiasRowOrInitTensor) {
   EXPECT_EQ(count(zp, " bias\n"), 0u);
 }
 
+// Four one-row tiles of the same output block on two virtual threads: each thread loads the
+// weights and the constant rows for its first tile only and reuses them for its second (nothing
+// else writes those WGT/ACC rows); the result stays bit-exact.
+TEST(PassInjectDmaCopyAndBias, ThreadsReuseWeightsAndConstantRows) {
+  const LayerSpec spec{.name = "reuse", .ic = 16, .ih = 4, .iw = 4, .oc = 16,
+                       .rq = LayerSpec::Rq::kPerChannel};
+  LowerOptions opts;
+  opts.knobs.oh_tile = 1;
+  opts.dump_ir_after = "inject_bias";
+  const AccelLayer layer = testing::make_layer(spec);
+  const LoweredLayer low = lower_conv2d(layer, isa::HwConfig{}, opts);
+  EXPECT_EQ(count(low.ir_dump, "seq load0"), 4u);  // four tiles
+  EXPECT_EQ(count(low.ir_dump, "load INP"), 4u);
+  EXPECT_EQ(count(low.ir_dump, "load WGT"), 2u);                   // one per thread, not per tile
+  EXPECT_EQ(count(low.ir_dump, "per-channel constant rows"), 2u);  // likewise
+  // two oc tiles of one block, two one-row tiles each: threads 0 and 1 run (block 0, block 1)
+  // in turn, so every tile changes blocks and nothing is reused
+  const LayerSpec two{.name = "two", .ic = 16, .ih = 2, .iw = 2, .oc = 32,
+                      .rq = LayerSpec::Rq::kPerChannel};
+  LowerOptions o2;
+  o2.knobs.oc_tile_blocks = 1;
+  o2.knobs.oh_tile = 1;
+  o2.dump_ir_after = "inject_bias";
+  const AccelLayer layer2 = testing::make_layer(two);
+  const LoweredLayer low2 = lower_conv2d(layer2, isa::HwConfig{}, o2);
+  EXPECT_EQ(count(low2.ir_dump, "seq load0"), 4u);
+  EXPECT_EQ(count(low2.ir_dump, "load WGT"), 4u);
+  EXPECT_EQ(count(low2.ir_dump, "per-channel constant rows"), 4u);
+  const std::vector<int8_t> in2 = testing::make_input(layer2.params, 4);
+  EXPECT_EQ(testing::run_on_fsim(low2, layer2.params, in2), testing::reference(layer2, in2));
+  const std::vector<int8_t> in = testing::make_input(layer.params, 3);
+  EXPECT_EQ(testing::run_on_fsim(low, layer.params, in), testing::reference(layer, in));
+}
+
+// Reduction chunks of one input block: each output block's chunk is its own piece of DRAM, the
+// pieces of the two output blocks are evenly spaced (3 blocks x 9 taps apart) and contiguous in
+// WGT, so each chunk is one 2-D LOAD WGT of two rows; the result stays bit-exact.
+TEST(PassInjectDmaCopy, ChunkedWeightsAreOneTwoDimensionalLoad) {
+  const LayerSpec spec{.name = "chunks", .ic = 48, .ih = 4, .iw = 4, .oc = 32,
+                       .rq = LayerSpec::Rq::kPow2};
+  LowerOptions opts;
+  opts.knobs.oc_tile_blocks = 2;
+  opts.knobs.oh_tile = 4;
+  opts.knobs.ic_chunk = 1;
+  opts.dump_ir_after = "inject_dma_copy";
+  const AccelLayer layer = testing::make_layer(spec);
+  const LoweredLayer low = lower_conv2d(layer, isa::HwConfig{}, opts);
+  EXPECT_EQ(count(low.ir_dump, "load WGT"), 3u) << low.ir_dump;  // one per chunk
+  // chunk 1: input block 1 of oc blocks 0 and 1 at weight entries 9 and 36 (the segment starts
+  // at WGT element 32 of the image), WGT entries 0 and 9
+  EXPECT_NE(low.ir_dump.find("load WGT sram=0 dram=41 y=2 x=9 stride=27"), std::string::npos)
+      << low.ir_dump;
+  const std::vector<int8_t> in = testing::make_input(layer.params, 5);
+  EXPECT_EQ(testing::run_on_fsim(low, layer.params, in), testing::reference(layer, in));
+}
+
 TEST(PassInjectAluRequant, Pow2ChainWithImmediates) {
   // no bias: the rounding of the shift stays an ALU ADD (nothing to fold it into)
   const std::string ir = ir_after("inject_alu_requant", {.name = "nb", .ic = 16, .ih = 4, .iw = 4,

@@ -82,7 +82,8 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
       static_cast<int64_t>(ctx.plan.requant.size()) + (ctx.plan.bias_row >= 0 ? 1 : 0);
   const std::chrono::steady_clock::time_point t_schedule = std::chrono::steady_clock::now();
   ctx.sched = choose_schedule(layer.name, g, cfg, opts.knobs,
-                              static_cast<int64_t>(ctx.plan.const_rows.size()), alu_ops);
+                              static_cast<int64_t>(ctx.plan.const_rows.size()), alu_ops,
+                              ctx.plan.acc_init_tensor);
   const double schedule_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_schedule)
           .count();

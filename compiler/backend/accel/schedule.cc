@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "sim/cycle/timing.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel {
@@ -128,6 +129,34 @@ std::pair<int64_t, int64_t> chunk_blocks(const ConvGeometry& g, const Schedule& 
   return {a, b};
 }
 
+std::vector<WgtLoad> group_wgt_loads(const std::vector<WgtPiece>& pieces) {
+  constexpr int64_t kMaxStride = 65535;
+  std::vector<WgtLoad> loads;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const WgtPiece& p = pieces[i];
+    if (!loads.empty()) {
+      WgtLoad& l = loads.back();
+      if (l.rows == 1 && l.dram + l.entries == p.dram && l.sram + l.entries == p.sram) {
+        l.entries += p.entries;  // contiguous: one longer row
+        l.stride = l.entries;
+        ++l.count;
+        continue;
+      }
+      const int64_t step = p.dram - l.dram;
+      const bool evenly = l.rows == 1 ? step > l.entries && step <= kMaxStride
+                                      : step == l.rows * l.stride;
+      if (p.entries == l.entries && p.sram == l.sram + l.rows * l.entries && evenly) {
+        if (l.rows == 1) l.stride = step;
+        ++l.rows;
+        ++l.count;
+        continue;
+      }
+    }
+    loads.push_back({p.dram, p.sram, 1, p.entries, p.entries, i, 1});
+  }
+  return loads;
+}
+
 std::string Schedule::describe() const {
   return fmt::format(
       "tiles={} oc_tile={} oh_tile={} ow_tile={} ic_chunk={} chunks={} vthreads={} "
@@ -140,98 +169,240 @@ namespace {
 
 /// Per (oc tile, chunk) needs that do not depend on the spatial tile sizes.
 struct ChunkNeeds {
-  int64_t inp_blocks = 0;  ///< distinct input-channel blocks (INP slots)
+  int64_t inp_blocks = 0;  ///< distinct input-channel blocks (INP slots, one LOAD INP each)
   int64_t wgt_tiles = 0;   ///< weight tiles (each KH*KW WGT entries)
+  /// The LOAD WGTs (group_wgt_loads, as inject_dma_copy emits them).
+  std::vector<WgtLoad> wgt_loads;
 };
 
 std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, int64_t ob0,
                                     int64_t obn) {
+  const int64_t khw = g.kh * g.kw;
+  // DRAM entry offset of each output block's non-zero tiles (the packing of lower_conv2d.cc)
+  std::vector<int64_t> offset(static_cast<size_t>(g.ocb), 0);
+  for (int64_t ob = 1; ob < g.ocb; ++ob) {
+    const auto [lo, hi] = g.nz[static_cast<size_t>(ob - 1)];
+    offset[static_cast<size_t>(ob)] = offset[static_cast<size_t>(ob - 1)] + (hi - lo) * khw;
+  }
   std::vector<ChunkNeeds> v;
   for (int c = 0; c < s.n_chunks; ++c) {
     std::set<int64_t> blocks;
     ChunkNeeds n;
+    std::vector<WgtPiece> pieces;
+    int64_t sram = 0;
     for (int64_t ob = ob0; ob < ob0 + obn; ++ob) {
       const auto [a, b] = chunk_blocks(g, s, ob, c);
       for (int64_t i = a; i < b; ++i) blocks.insert(i);
       n.wgt_tiles += b - a;
+      if (b == a) continue;
+      const int64_t dram =
+          offset[static_cast<size_t>(ob)] + (a - g.nz[static_cast<size_t>(ob)].first) * khw;
+      pieces.push_back({dram, sram, (b - a) * khw});
+      sram += (b - a) * khw;
     }
+    n.wgt_loads = group_wgt_loads(pieces);
     n.inp_blocks = static_cast<int64_t>(blocks.size());
-    v.push_back(n);
+    v.push_back(std::move(n));
   }
   return v;
 }
 
-/// Cost-model view of one tile: per input-channel chunk the load (DMA) and GEMM cycles; the
-/// compute-module work before (ACC loads, reset) and after (ALU) the GEMMs; the store cycles.
-struct TileCost {
-  std::vector<int64_t> load, gemm;
-  int64_t pre = 0, post = 0, store = 0;
+/// The timing rules of the cycle-level model (docs/cycle-model.md section 2; the fill depths are
+/// the constants of sim/cycle/timing.h) applied to the instructions the passes emit.
+struct Rates {
+  int64_t bus = 8;  ///< bytes per beat
+  int64_t lat = 0;  ///< DRAM latency (cycles)
+  /// Beats of one DMA row of `bytes` bytes (every row is its own burst).
+  int64_t row_beats(int64_t bytes) const { return ceil_div(bytes, bus); }
+  /// Beats of a fetch burst of kFetchBurstInsns 16-byte instructions.
+  int64_t burst_beats() const {
+    return row_beats(int64_t{16} * int64_t{sim::cycle::kFetchBurstInsns});
+  }
+  /// Cycles between two fetch bursts (no prefetch): latency, beats, one dispatch cycle each.
+  int64_t burst_period() const {
+    return lat + burst_beats() +
+           int64_t{sim::cycle::kFetchBurstInsns} * int64_t{sim::cycle::kDispatchCycles};
+  }
+  /// Cycle at which fetch has dispatched instruction `i` (0-based, program order), ignoring
+  /// full command queues (512 entries: fetch runs far ahead whenever it is not the bottleneck).
+  int64_t dispatched(int64_t i) const {
+    const int64_t burst = int64_t{sim::cycle::kFetchBurstInsns};
+    return (i / burst) * burst_period() + lat + burst_beats() +
+           (i % burst + 1) * int64_t{sim::cycle::kDispatchCycles};
+  }
 };
 
-/// Estimated cycles of the three modules running the stream that the passes emit: tiles in
-/// groups of `vt` (one per virtual thread) whose stages are interleaved (the chunk-k loads of
-/// every tile of the group, then their chunk-k GEMMs, ...; then the ALU work of each, then the
-/// stores). A load waits for the load module and for the GEMMs that last used its thread's
-/// INP/WGT half; a GEMM waits for its load and the compute module; a tile's first compute work
-/// waits for the store that last used its thread's ACC half; a store waits for its tile's compute
-/// and the store module. Each module runs its instructions in program order.
+/// `count` back-to-back instructions of one kind on one module.
+struct Op {
+  enum Kind { kCompute, kRead, kWrite } kind = kCompute;
+  int64_t count = 1;
+  int64_t beats = 0;  ///< bus beats of each (kRead, kWrite)
+  int64_t extra = 0;  ///< kCompute: cycles of each; kRead: pad rows written after the beats
+};
+
+/// Work of one module stage: its instructions in program order.
+struct Stage {
+  std::vector<Op> ops;
+  int64_t insns = 0;
+  void compute(int64_t cycles, int64_t n = 1) { push({Op::kCompute, n, 0, cycles}); }
+  void read(int64_t beats, int64_t pad = 0, int64_t n = 1) { push({Op::kRead, n, beats, pad}); }
+  void write(int64_t beats, int64_t n = 1) { push({Op::kWrite, n, beats, 0}); }
+
+ private:
+  void push(const Op& op) {
+    if (op.count == 0) return;
+    ops.push_back(op);
+    insns += op.count;
+  }
+};
+
+/// The DRAM bus, first-come first-served by request cycle (docs/cycle-model.md section 3): a
+/// transfer's first beat waits for every transfer requested before it. The stages are estimated
+/// in program order, which is not quite time order (the load module runs ahead of compute and
+/// store), so a transfer reached later in the walk but requested earlier does not wait for the
+/// ones requested after it (the layer-wide bus bound in choose_schedule covers the overlap).
+class Bus {
+ public:
+  /// A transfer of `beats` beats requested at cycle `request` whose first beat can come at cycle
+  /// `earliest` at the soonest; returns the cycle of its first beat.
+  int64_t reserve(int64_t request, int64_t earliest, int64_t beats) {
+    int64_t first = earliest;
+    if (request >= max_request_) {
+      first = std::max(first, max_end_);  // the usual case: requested after every other
+    } else {
+      for (const auto& [req, end] : busy_) {
+        if (req <= request) first = std::max(first, end);
+      }
+    }
+    if (beats > 0) {
+      busy_.emplace_back(request, first + beats);
+      max_request_ = std::max(max_request_, request);
+      max_end_ = std::max(max_end_, first + beats);
+    }
+    return first;
+  }
+  /// Forgets the transfers that end by `cycle` (no later request is made before it).
+  void retire(int64_t cycle) {
+    std::erase_if(busy_, [&](const std::pair<int64_t, int64_t>& b) { return b.second <= cycle; });
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> busy_;  ///< (request cycle, end of the last beat)
+  int64_t max_request_ = 0, max_end_ = 0;          ///< over every transfer reserved so far
+};
+
+/// Cost-model view of one tile: per input-channel chunk the load stage (LOAD INP/WGT) and the GEMM
+/// stage (LOAD UOP when the kernels do not all fit the UOP buffer, GEMM); the compute work before
+/// the first GEMM (LOAD ACC of constants or of the init tensor, GEMM reset) and after the last
+/// (the ALU requantisation); the store stage; and the DRAM bus beats of all of it.
+struct TileCost {
+  std::vector<Stage> load, gemm;
+  Stage pre, post, store;
+  int64_t beats = 0;
+};
+
+/// Estimated cycles of the modules running the stream that the passes emit: tiles in groups of
+/// `vt` (one per virtual thread) whose stages are interleaved (the chunk-k loads of every tile of
+/// the group, then their chunk-k GEMMs, ...; then the ALU work of each, then the stores). A stage
+/// starts when its module is free, its dependency tokens are available and fetch has dispatched
+/// its first instruction; it ends no earlier than one cycle after fetch dispatched its last. A
+/// load waits for the GEMMs that last used its thread's INP/WGT half; a GEMM for its load; a
+/// tile's first compute work for the store that last used its thread's ACC half; a store for its
+/// tile's ALU work. Each module runs its instructions in program order.
 class Pipeline {
  public:
-  explicit Pipeline(int vt)
-      : vt_(static_cast<size_t>(vt)), buf_ready_(vt_, 0), acc_ready_(vt_, 0) {}
+  Pipeline(int vt, const Rates& r) : vt_(static_cast<size_t>(vt)), r_(r),
+        buf_ready_(vt_, 0), acc_ready_(vt_, 0) {}
+  /// Adds work to the compute module outside the tiles (the up-front LOAD UOP).
+  void add_compute(const Stage& s) { run(comp_free_, 0, s); }
   /// Adds the next tile (tiles are grouped by vt); returns the estimated end (cycles) so far.
   int64_t add(const TileCost& t) {
     group_.push_back(t);
     if (group_.size() == vt_) flush();
     return store_free_;
   }
-  /// Runs a partial last group; returns the estimated end of everything added.
+  /// Runs a partial last group and the stream's ending (store no-op, compute no-op, FINISH);
+  /// returns the estimated end of everything added.
   int64_t finish() {
     flush();
-    return store_free_;
+    const int64_t one = int64_t{sim::cycle::kIssueCycles};
+    Stage noop;
+    noop.compute(one);
+    run(store_free_, 0, noop);
+    Stage ending;
+    ending.compute(one, 2);
+    run(comp_free_, store_free_, ending);
+    return comp_free_;
   }
+  /// Instructions added so far.
+  int64_t insns() const { return next_insn_; }
 
  private:
+  /// Runs stage `s` on the module whose free time is `module_free` after `ready`; returns its
+  /// end (unchanged module time for an empty stage).
+  int64_t run(int64_t& module_free, int64_t ready, const Stage& s) {
+    if (s.insns == 0) return std::max(module_free, ready);
+    int64_t t = std::max({module_free, ready, r_.dispatched(next_insn_)});
+    for (const Op& op : s.ops) {
+      for (int64_t k = 0; k < op.count; ++k) {
+        switch (op.kind) {
+          case Op::kCompute:
+            t += op.extra;
+            break;
+          case Op::kRead:  // request, latency, beats, then the pad rows
+            t = bus_.reserve(t, t + r_.lat, op.beats) + op.beats + op.extra;
+            break;
+          case Op::kWrite:  // beats leave at once; the write response comes `lat` later
+            t = bus_.reserve(t, t, op.beats) + op.beats + r_.lat;
+            break;
+        }
+      }
+    }
+    next_insn_ += s.insns;
+    module_free = std::max(t, r_.dispatched(next_insn_ - 1) + 1);
+    const int64_t floor = std::min({load_free_, comp_free_, store_free_});
+    bus_.retire(floor);
+    return module_free;
+  }
+
   void flush() {
     if (group_.empty()) return;
     size_t chunks = 0;
     for (const TileCost& t : group_) chunks = std::max(chunks, t.load.size());
-    std::vector<int64_t> load_end(group_.size());
+    std::vector<int64_t> load_end(group_.size(), 0);
     for (size_t k = 0; k < chunks; ++k) {
       for (size_t i = 0; i < group_.size(); ++i) {
         if (k >= group_[i].load.size()) continue;
-        load_free_ = std::max(load_free_, buf_ready_[i]) + group_[i].load[k];
-        load_end[i] = load_free_;
+        load_end[i] = run(load_free_, buf_ready_[i], group_[i].load[k]);
       }
       for (size_t i = 0; i < group_.size(); ++i) {
-        if (k == 0) comp_free_ = std::max(comp_free_, acc_ready_[i]) + group_[i].pre;
-        if (k >= group_[i].gemm.size()) continue;
-        comp_free_ = std::max(comp_free_, load_end[i]) + group_[i].gemm[k];
-        buf_ready_[i] = comp_free_;
+        if (k == 0) run(comp_free_, acc_ready_[i], group_[i].pre);
+        if (k >= group_[i].gemm.size() || group_[i].gemm[k].insns == 0) continue;
+        buf_ready_[i] = run(comp_free_, load_end[i], group_[i].gemm[k]);
       }
     }
     std::vector<int64_t> comp_end(group_.size());
+    for (size_t i = 0; i < group_.size(); ++i) comp_end[i] = run(comp_free_, 0, group_[i].post);
     for (size_t i = 0; i < group_.size(); ++i) {
-      comp_free_ += group_[i].post;
-      comp_end[i] = comp_free_;
-    }
-    for (size_t i = 0; i < group_.size(); ++i) {
-      store_free_ = std::max(store_free_, comp_end[i]) + group_[i].store;
-      acc_ready_[i] = store_free_;
+      acc_ready_[i] = run(store_free_, comp_end[i], group_[i].store);
     }
     group_.clear();
   }
 
   size_t vt_;
+  Rates r_;
   std::vector<int64_t> buf_ready_, acc_ready_;  ///< per virtual thread
   std::vector<TileCost> group_;
   int64_t load_free_ = 0, comp_free_ = 0, store_free_ = 0;
+  int64_t next_insn_ = 0;  ///< program-order index of the next instruction
+  Bus bus_;
 };
 
 }  // namespace
 
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
-                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops) {
+                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
+                         bool acc_init_tensor) {
   if (knobs.virtual_threads < 1) {
     throw_user_error("layer '{}': virtual_threads must be >= 1, got {}", layer,
                      knobs.virtual_threads);
@@ -254,7 +425,17 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   const int64_t inp_cap = cfg.inp_depth() / vt, wgt_cap = cfg.wgt_depth() / vt;
   const int64_t acc_cap = cfg.acc_depth() / vt, uop_cap = cfg.uop_depth() / vt - kAluUopReserve;
   const int64_t khw = g.kh * g.kw;
-  const int64_t bus = cfg.bus_bytes(), lat = cfg.dram_latency;
+  const int64_t lat = cfg.dram_latency;
+  Rates rates;
+  rates.bus = cfg.bus_bytes();
+  rates.lat = lat;
+  // DRAM bytes of one element of each kind (isa::dram_elem_bytes)
+  const int64_t inp_bytes = cfg.inp_elem_bytes(), wgt_bytes = cfg.wgt_elem_bytes();
+  const int64_t acc_bytes = cfg.acc_elem_bytes(), out_bytes = cfg.out_elem_bytes();
+  const int64_t uop_bytes = cfg.uop_elem_bytes();
+  const int64_t gemm_fill = int64_t{sim::cycle::kGemmFillCycles};
+  const int64_t reset_fill = int64_t{sim::cycle::kResetFillCycles};
+  const int64_t alu_fill = int64_t{sim::cycle::kAluFillCycles};
 
   std::vector<int64_t> ob_cands, th_cands, tw_cands, icc_cands;
   if (knobs.oc_tile_blocks > 0) {
@@ -286,6 +467,29 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
         }
       }
       if (max_wgt > wgt_cap || max_wgt > uop_cap) continue;
+      // uops of the distinct GEMM kernels of one virtual thread and tile width
+      int64_t kernel_uops = 0;
+      {
+        std::set<std::vector<int64_t>> kernels;
+        for (int64_t ob0 = 0; ob0 < g.ocb; ob0 += obt) {
+          const int64_t obn = std::min(obt, g.ocb - ob0);
+          for (int c = 0; c < s.n_chunks; ++c) {
+            std::vector<int64_t> key{c};
+            int64_t first = std::numeric_limits<int64_t>::max(), uops = 0;
+            for (int64_t ob = ob0; ob < ob0 + obn; ++ob) {
+              const auto [a, b] = chunk_blocks(g, s, ob, c);
+              if (b > a) first = std::min(first, a);
+            }
+            for (int64_t ob = ob0; ob < ob0 + obn; ++ob) {
+              const auto [a, b] = chunk_blocks(g, s, ob, c);
+              key.push_back(b > a ? a - first : 0);
+              key.push_back(b - a);
+              uops += (b - a) * khw;
+            }
+            if (uops > 0 && kernels.insert(key).second) kernel_uops += uops;
+          }
+        }
+      }
       if (obt * const_rows >= acc_cap) continue;
       for (int64_t th : th_cands) {
         const int64_t win_h = (th - 1) * g.sh + g.kh;
@@ -303,13 +507,39 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
             real_ok = input_window(x0, std::min(tw, g.ow - x0), g.kw, g.sw, g.pl, g.iw).real > 0;
           }
           if (!real_ok) continue;
+          // the micro-op table: every distinct GEMM kernel (per virtual thread, tile width - the
+          // last tile of a row may be narrower - and chunk layout: the per-output-block input
+          // blocks relative to the chunk's first) and the one-uop reset and ALU kernels.
+          // allocate_uops loads it once when it fits the UOP buffer; otherwise every kernel is
+          // loaded before its use (the kernels cycle through the buffer).
+          const int64_t w_classes = g.ow % tw == 0 ? 1 : 2;
+          const int64_t n_tiles = ceil_div(g.ocb, obt) * ceil_div(g.oh, th) * ceil_div(g.ow, tw);
+          const int64_t vt_used = std::min<int64_t>(vt, n_tiles);
+          int64_t table_uops = vt_used * (alu_ops + (acc_init_tensor ? 0 : 1));
+          table_uops += vt_used * w_classes * kernel_uops;
+          const bool uops_resident = table_uops <= cfg.uop_depth();
           // per-tile costs in program order (one batch block) through the pipeline estimate;
           // stops as soon as it exceeds the best so far
           const int64_t limit = best_cost / std::max<int64_t>(g.nb, 1);
-          Pipeline pipe(vt);
+          Pipeline pipe(vt, rates);
+          int64_t beats = 0;
+          if (uops_resident) {
+            const int64_t b = rates.row_beats(table_uops * uop_bytes);
+            Stage uop_load;
+            uop_load.read(b);
+            pipe.add_compute(uop_load);
+            beats += b;
+          }
           TileCost tc;
           int64_t cost = 0;
           size_t oi = 0;
+          // per virtual thread: the first output block whose constant rows its ACC region holds
+          // (inject_bias loads them only when a thread's tile changes output blocks)
+          std::vector<int64_t> const_held(static_cast<size_t>(vt), -1);
+          // likewise the weights (inject_dma_copy reuses them when a thread's tile has the same
+          // output blocks and the reduction is one chunk)
+          std::vector<int64_t> wgt_held(static_cast<size_t>(vt), -1);
+          int64_t tile_index = 0;
           for (int64_t ob0 = 0; ob0 < g.ocb && cost <= limit; ob0 += obt, ++oi) {
             const int64_t obn = std::min(obt, g.ocb - ob0);
             for (int64_t y0 = 0; y0 < g.oh && cost <= limit; y0 += th) {
@@ -318,23 +548,64 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
               for (int64_t x0 = 0; x0 < g.ow && cost <= limit; x0 += tw) {
                 const int64_t w = std::min(tw, g.ow - x0);
                 const Window wx = input_window(x0, w, g.kw, g.sw, g.pl, g.iw);
-                tc.load.clear();
-                tc.gemm.clear();
+                tc = TileCost{};
+                const size_t thread = static_cast<size_t>(tile_index++ % vt);
+                const bool wgt_reused = s.n_chunks == 1 && wgt_held[thread] == ob0;
+                wgt_held[thread] = ob0;
+                // LOAD INP: real rows from DRAM (one burst each), then the zero padding
+                const int64_t inp_beats = wy.real * rates.row_beats(wx.real * inp_bytes);
+                const int64_t inp_pad = wy.total() * wx.total() - wy.real * wx.real;
                 for (const ChunkNeeds& n : needs[oi]) {
-                  tc.load.push_back(
-                      ceil_div(n.inp_blocks * wy.real * wx.real * cfg.inp_elem_bytes(), bus) +
-                      ceil_div(n.wgt_tiles * khw * cfg.wgt_elem_bytes(), bus) +
-                      (n.inp_blocks + 1) * lat);
-                  tc.gemm.push_back(n.wgt_tiles * khw * h * w);
+                  Stage ld, gm;
+                  ld.read(inp_beats, inp_pad, n.inp_blocks);
+                  tc.beats += n.inp_blocks * inp_beats;
+                  for (size_t r = 0; r < (wgt_reused ? 0 : n.wgt_loads.size()); ++r) {
+                    const WgtLoad& wl = n.wgt_loads[r];
+                    const int64_t b = wl.rows * rates.row_beats(wl.entries * wgt_bytes);
+                    ld.read(b);
+                    tc.beats += b;
+                  }
+                  if (n.wgt_tiles > 0) {
+                    if (!uops_resident) {
+                      const int64_t b = rates.row_beats(n.wgt_tiles * khw * uop_bytes);
+                      gm.read(b);
+                      tc.beats += b;
+                    }
+                    gm.compute(n.wgt_tiles * khw * h * w + gemm_fill);
+                  }
+                  tc.load.push_back(ld);
+                  tc.gemm.push_back(gm);
                 }
-                tc.pre = ceil_div(obn * const_rows * cfg.acc_elem_bytes(), bus) + lat + obn * h * w;
-                tc.post = alu_ops * obn * h * w;
-                tc.store = ceil_div(obn * h * w * cfg.out_elem_bytes(), bus) + obn * lat;
+                int64_t& held = const_held[thread];
+                if (const_rows > 0 && held != ob0) {
+                  held = ob0;
+                  const int64_t b = rates.row_beats(obn * const_rows * acc_bytes);
+                  tc.pre.read(b);
+                  tc.beats += b;
+                }
+                if (acc_init_tensor) {
+                  const int64_t b = h * rates.row_beats(w * acc_bytes);
+                  tc.pre.read(b, 0, obn);
+                  tc.beats += obn * b;
+                } else {
+                  tc.pre.compute(obn * h * w + reset_fill);
+                }
+                if (alu_ops > 0) tc.post.compute(obn * h * w + alu_fill, alu_ops);
+                const int64_t out_beats = h * rates.row_beats(w * out_bytes);
+                tc.store.write(out_beats, obn);
+                tc.beats += obn * out_beats;
+                beats += tc.beats;
                 cost = pipe.add(tc);
               }
             }
           }
-          if (cost <= limit) cost = pipe.finish();
+          if (cost <= limit) {
+            cost = pipe.finish();
+            // the one DRAM bus moves every beat: fetch bursts, loads and stores
+            beats += ceil_div(pipe.insns(), int64_t{sim::cycle::kFetchBurstInsns}) *
+                     rates.burst_beats();
+            cost = std::max(cost, beats + lat);
+          }
           cost *= g.nb;
           if (cost < best_cost) {
             best_cost = cost;

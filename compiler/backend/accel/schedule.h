@@ -73,25 +73,59 @@ struct Schedule {
   std::string describe() const;
 };
 
-/// Picks the schedule. Cost model (cycles): per tile and input-channel chunk, load = DRAM bytes of
-/// the input window and the weight tiles over the bus width (cfg.bus_bytes() per cycle) +
-/// cfg.dram_latency per DMA instruction; GEMM = uops at one per cycle (the compute roofline of
-/// isa.md section 5); per tile, compute work before the GEMMs (ACC loads, reset) and after them
-/// (`alu_ops` ALU instructions over the tile), and store = output bytes over the bus + latency per
-/// STORE. The tiles then run through a three-module pipeline estimate (double buffering: a load
-/// waits for the GEMMs that last used its virtual thread's INP/WGT half, a tile's compute for the
-/// store that last used its ACC half; see Pipeline in schedule.cc); the layer cost is its end time
-/// times the batch blocks. Constraints per virtual thread: the INP window, the WGT tiles, the ACC
-/// tile
-/// + constant rows and the GEMM micro-op kernel each fit depth / virtual_threads entries (16 uops
-/// kept for ALU kernels). Candidates: oc_tile_blocks, oh_tile and ow_tile of the form
-/// ceil(extent / k) (balanced tiles), ic_chunk of the form ceil(max_nnz / k); the cheapest wins,
-/// ties going to the earliest (largest tiles). Knobs other than 0 fix their dimension.
+/// Picks the schedule. The cost model (cycles) applies the timing rules of the cycle-level model
+/// (docs/cycle-model.md sections 2-3; the fill depths are sim/cycle/timing.h's constants) to the
+/// instructions the passes emit for each candidate, tile by tile in program order:
+///  - load stage per tile and input-channel chunk: one LOAD INP per input block (dram_latency,
+///    then one bus burst of ceil(real columns * element bytes / bus_bytes) beats per real row,
+///    then one cycle per zero-padding SRAM row) and the LOAD WGTs of group_wgt_loads (skipped
+///    when the thread's previous tile left the same weights, i.e. one chunk per tile and the
+///    same output blocks);
+///  - compute stage: the up-front LOAD UOP of the micro-op table when every distinct kernel fits
+///    the UOP buffer (otherwise a LOAD UOP before every GEMM), the constant rows' LOAD ACC when the
+///    thread's output blocks change, the GEMM reset (n + 1) or the init tensor's LOAD ACC
+///    (`acc_init_tensor`), the GEMM of each chunk (uops + 4), `alu_ops` ALU instructions (uops +
+///    3 each);
+///  - store stage: one STORE per output block (beats, then dram_latency for the write response).
+/// Every module runs its instructions in order; a stage starts when fetch has dispatched its
+/// first instruction (bursts of 8 instructions, no prefetch) and its dependency tokens are
+/// available (a load waits for the GEMMs that last used its virtual thread's INP/WGT half, a
+/// GEMM for its load, a tile's first compute work for the store that last used its ACC half, a
+/// store for the ALU work); every transfer waits for the bus (first come, first served by
+/// request cycle; see Bus in schedule.cc). The layer cost is the end of the stream (with the
+/// ending no-ops and FINISH), at least the beats the one bus moves, times the batch blocks.
+/// Constraints per virtual thread: the INP window, the WGT tiles, the ACC tile + constant rows
+/// and the GEMM micro-op kernel each fit depth / virtual_threads entries (16 uops kept for ALU
+/// kernels). Candidates: oc_tile_blocks, oh_tile and ow_tile of the form ceil(extent / k)
+/// (balanced tiles), ic_chunk of the form ceil(max_nnz / k); the cheapest wins, ties going to the
+/// earliest (largest tiles). Knobs other than 0 fix their dimension. `const_rows`: ACC rows of
+/// per-channel constants per output block; `alu_ops`: ALU instructions per tile;
+/// `acc_init_tensor`: the accumulators start from a LOAD ACC of the init tensor instead of a GEMM
+/// reset (layer plan, plan.h).
 /// Throws UserError naming the layer when a knob is out of range (virtual_threads < 1, tile
 /// sizes < 0 or above the layer's extent) or when no candidate fits (with the smallest tile's
 /// needs and the capacities in the message).
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
-                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops);
+                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
+                         bool acc_init_tensor = false);
+
+/// A piece of weights to load: `entries` WGT entries from DRAM entry `dram` (relative to the
+/// weight segment) to WGT entry `sram`.
+struct WgtPiece {
+  int64_t dram = 0, sram = 0, entries = 0;
+};
+/// One LOAD WGT: `rows` rows of `entries` entries each, the rows `stride` entries apart in DRAM
+/// (stride == entries when rows == 1) and contiguous in WGT; it covers pieces [first, first +
+/// count) of the list it was made from.
+struct WgtLoad {
+  int64_t dram = 0, sram = 0, rows = 1, entries = 0, stride = 0;
+  size_t first = 0, count = 0;
+};
+/// Groups `pieces` (in order, non-empty) into LOADs: pieces contiguous in DRAM and in WGT join
+/// one row; pieces of equal length, contiguous in WGT and evenly spaced in DRAM (at most 65535
+/// entries apart: the 16-bit x_stride) become the rows of one 2-D LOAD. Used by inject_dma_copy
+/// and by the cost model.
+std::vector<WgtLoad> group_wgt_loads(const std::vector<WgtPiece>& pieces);
 
 /// Input-channel blocks of output block `ob` in chunk `chunk`: [first, last) (may be empty).
 std::pair<int64_t, int64_t> chunk_blocks(const ConvGeometry& g, const Schedule& s, int64_t ob,

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+#include <vector>
+
 #include "support/error.h"
 
 namespace tessel::compiler::accel {
@@ -14,10 +17,16 @@ using isa::Opcode;
 void inject_bias(Stmt& root, LoweringContext& ctx) {
   const ConvGeometry& g = ctx.geom;
   const Schedule& s = ctx.sched;
+  // per virtual thread: the output blocks (first, count) whose constant rows its ACC region holds;
+  // a tile of the same output blocks reuses them (nothing else writes those rows)
+  std::vector<std::pair<int64_t, int64_t>> resident(static_cast<size_t>(s.virtual_threads),
+                                                    {-1, 0});
   for (Stmt& tile_stmt : root.body) {
     const Tile& t = ctx.sched.tiles[static_cast<size_t>(tile_stmt.tile)];
     std::vector<Stmt> init;
-    if (s.const_rows > 0) {
+    std::pair<int64_t, int64_t>& held = resident[static_cast<size_t>(t.vthread)];
+    if (s.const_rows > 0 && held != std::make_pair(t.ob0, t.obn)) {
+      held = {t.ob0, t.obn};
       Instruction in = isa::make_mem(
           Opcode::kLoad, MemType::kAcc, to_u32(const_acc_base(ctx), "sram"),
           to_u32(static_cast<int64_t>(ctx.const_base) + t.ob0 * s.const_rows, "dram_base"), 1,

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "support/error.h"
 
@@ -15,6 +17,15 @@ using isa::Opcode;
 void inject_dma_copy(Stmt& root, LoweringContext& ctx) {
   const ConvGeometry& g = ctx.geom;
   const int64_t khw = g.kh * g.kw;
+  // per virtual thread: the weights its WGT region holds (first output block, output blocks,
+  // chunk); a tile that needs exactly those (one chunk per tile, same output blocks as the
+  // thread's previous tile) reuses them instead of loading them again
+  struct Held {
+    int64_t ob0 = -1, obn = 0;
+    int chunk = -1;
+    bool operator==(const Held&) const = default;
+  };
+  std::vector<Held> held(static_cast<size_t>(ctx.sched.virtual_threads));
   for (Stmt& tile_stmt : root.body) {
     TESSEL_CHECK(tile_stmt.kind == StmtKind::kTile, "inject_dma_copy expects tiles, got {}",
                  static_cast<int>(tile_stmt.kind));
@@ -42,37 +53,31 @@ void inject_dma_copy(Stmt& root, LoweringContext& ctx) {
                                   l.wy.first + l.wy.total(), l.wx.first, l.wx.first + l.wx.total()),
                       t.vthread));
       }
-      // weights: one LOAD per run of oc blocks that is contiguous in DRAM and in WGT
-      int64_t run_dram = -1, run_sram = 0, run_len = 0;
-      std::string run_what;
-      auto flush = [&] {
-        if (run_len == 0) return;
-        Instruction in = isa::make_mem(Opcode::kLoad, MemType::kWgt, to_u32(run_sram, "sram"),
-                                       to_u32(run_dram, "dram_base"), 1, to_u32(run_len, "x_size"),
-                                       to_u32(run_len, "x_stride"));
-        load.body.push_back(make_insn(in, "wgt " + run_what, t.vthread));
-        run_len = 0;
-      };
-      for (int64_t i = 0; i < t.obn; ++i) {
+      // weights: the pieces of the output blocks grouped into LOADs (group_wgt_loads: runs
+      // contiguous in DRAM and WGT, or evenly spaced rows of one 2-D LOAD)
+      const Held want{t.ob0, t.obn, c};
+      Held& have = held[static_cast<size_t>(t.vthread)];
+      const bool reuse = have == want;
+      have = want;
+      std::vector<WgtPiece> pieces;
+      std::vector<std::string> what;
+      for (int64_t i = 0; i < t.obn && !reuse; ++i) {
         const auto [a, b] = l.entries[static_cast<size_t>(i)];
         if (b == a) continue;
         const int64_t ob = t.ob0 + i;
-        const int64_t dram = static_cast<int64_t>(ctx.wgt_base) +
-                             ctx.wgt_offset[static_cast<size_t>(ob)] + (a - g.nz[ob].first) * khw;
-        const int64_t sram = l.wbase[static_cast<size_t>(i)];
-        const int64_t len = (b - a) * khw;
-        if (run_len > 0 && run_dram + run_len == dram && run_sram + run_len == sram) {
-          run_len += len;
-          run_what += fmt::format(" {}:[{},{})", ob, a, b);
-        } else {
-          flush();
-          run_dram = dram;
-          run_sram = sram;
-          run_len = len;
-          run_what = fmt::format("oc block:input blocks {}:[{},{})", ob, a, b);
-        }
+        pieces.push_back({ctx.wgt_offset[static_cast<size_t>(ob)] + (a - g.nz[ob].first) * khw,
+                          l.wbase[static_cast<size_t>(i)], (b - a) * khw});
+        what.push_back(fmt::format("{}:[{},{})", ob, a, b));
       }
-      flush();
+      for (const WgtLoad& wl : group_wgt_loads(pieces)) {
+        std::string comment = "wgt oc block:input blocks";
+        for (size_t k = wl.first; k < wl.first + wl.count; ++k) comment += " " + what[k];
+        Instruction in = isa::make_mem(
+            Opcode::kLoad, MemType::kWgt, to_u32(wl.sram, "sram"),
+            to_u32(static_cast<int64_t>(ctx.wgt_base) + wl.dram, "dram_base"),
+            to_u32(wl.rows, "y_size"), to_u32(wl.entries, "x_size"), to_u32(wl.stride, "x_stride"));
+        load.body.push_back(make_insn(in, comment, t.vthread));
+      }
       stages.push_back(std::move(load));
       stages.push_back(make_seq(stage_name("compute", c), {std::move(compute)}));
     }
