@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -41,7 +42,18 @@ std::vector<std::string> pass_names() {
 CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts) {
   opts.config.validate();
   if (opts.batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", opts.batch);
-  ir::Graph g = frontend::import_onnx_file(onnx_path, opts.batch);
+  std::vector<frontend::DeclaredInput> declared;
+  ir::Graph g = frontend::import_onnx_file(onnx_path, opts.batch, &declared);
+  if (opts.batch != 1 &&
+      std::none_of(declared.begin(), declared.end(), [](const auto& d) { return d.has_symbolic_dim(); })) {
+    std::string inputs;
+    for (const frontend::DeclaredInput& d : declared)
+      inputs += fmt::format("{}'{}' {}", inputs.empty() ? "" : ", ", d.name, ir::shape_string(d.dims));
+    throw_user_error(
+        "batch {} does not apply to '{}': no graph input has a symbolic (named) dimension, the input shapes are "
+        "fixed ({}); compile it with batch 1",
+        opts.batch, onnx_path, inputs);
+  }
 
   passes::PassContext ctx;
   ctx.config = opts.config;

@@ -18,7 +18,8 @@ struct CompileOptions {
   isa::HwConfig config;
   /// Place conv2d/dense on the accelerator (false: everything on the CPU).
   bool offload = true;
-  /// Value for symbolic (named) dimensions of the graph inputs, e.g. "batch_size".
+  /// Value for symbolic (named) dimensions of the graph inputs, e.g. "batch_size". Values other
+  /// than 1 are a UserError for a model whose graph inputs have no symbolic dimension.
   int64_t batch = 1;
   /// Float models only: inputs used to calibrate post-training quantisation (power-of-two
   /// scales). Each entry is one set of graph inputs (float32, the model's input shapes). Empty:
@@ -57,7 +58,10 @@ struct CompileResult {
 };
 
 /// Compiles an ONNX file. Throws UserError for malformed ONNX, unsupported operators or
-/// attributes (naming the node, its op_type and the reason), or impossible configurations;
+/// attributes (naming the node, its op_type and the reason), impossible configurations
+/// (including queue depths no schedule of a layer runs with, see driver/lower.h), or
+/// CompileOptions::batch != 1 for a model without a symbolic input dimension (naming the inputs
+/// and their fixed shapes);
 /// IoError if the file cannot be read. Deterministic: the same inputs give a byte-identical
 /// Executable::serialize().
 CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts);

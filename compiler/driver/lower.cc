@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <exception>
+#include <optional>
+
 #include "compiler/backend/accel/passes.h"
 #include "compiler/ir/qnn_attrs.h"
+#include "isa/verifier.h"
 #include "support/error.h"
 
 namespace tessel::compiler::driver {
@@ -35,7 +40,174 @@ int64_t step_macs(const ir::Graph& g, const ir::Node& n) {
   return 0;
 }
 
+// ---- offloaded layers under the configured queue depths ----
+
+/// Largest depth HwConfig::validate accepts: deep enough that no stream waits for room.
+constexpr int kDeepQueue = 1 << 24;
+
+bool same_knobs(const accel::ScheduleKnobs& a, const accel::ScheduleKnobs& b) {
+  return a.oc_tile_blocks == b.oc_tile_blocks && a.oh_tile == b.oh_tile &&
+         a.virtual_threads == b.virtual_threads && a.ow_tile == b.ow_tile &&
+         a.ic_chunk == b.ic_chunk;
+}
+
+/// Lowers `layer` without the backend's queue-depth check and returns its Program carrying `cfg`,
+/// for the driver to verify. With a backend whose LowerOptions has `verify` (false: skip
+/// isa::verify), that flag is used; otherwise the layer is lowered for `cfg` with the deepest
+/// queues (the backend's choices do not depend on the queue depths, only its final verification
+/// does) and the Program's config set back to `cfg`. Throws what accel::lower_conv2d throws.
+template <typename Options>
+isa::Program lower_without_queue_check(const accel::AccelLayer& layer, const isa::HwConfig& cfg,
+                                       Options lo) {
+  lo.dump_ir_after.clear();
+  isa::Program p;
+  if constexpr (requires { lo.verify = false; }) {
+    lo.verify = false;
+    p = accel::lower_conv2d(layer, cfg, lo).program;
+  } else {
+    isa::HwConfig deep = cfg;
+    deep.cmd_queue_depth = kDeepQueue;
+    deep.token_queue_depth = kDeepQueue;
+    p = accel::lower_conv2d(layer, deep, lo).program;
+  }
+  p.config = cfg;
+  return p;
+}
+
+/// The first verifier diagnostic of `p` if every diagnostic is a deadlock, else nullopt (also
+/// when `p` verifies).
+std::optional<isa::Diagnostic> only_deadlock(const isa::Program& p) {
+  const std::vector<isa::Diagnostic> d = isa::check_program(p);
+  if (d.empty()) return std::nullopt;
+  for (const isa::Diagnostic& x : d)
+    if (x.rule != isa::VerifyRule::kDeadlock) return std::nullopt;
+  return d.front();
+}
+
+bool verifies(isa::Program& p, int cmd, int tok) {
+  p.config.cmd_queue_depth = cmd;
+  p.config.token_queue_depth = tok;
+  return isa::check_program(p).empty();
+}
+
+/// Smallest d in [lo, hi] for which verifies(p, cmd(d), tok(d)), by bisection (a deeper queue
+/// never makes the in-order execution wait longer); nullopt if d = hi fails.
+template <typename Cmd, typename Tok>
+std::optional<int> smallest_depth(isa::Program p, int lo, int hi, Cmd cmd, Tok tok) {
+  if (!verifies(p, cmd(hi), tok(hi))) return std::nullopt;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (verifies(p, cmd(mid), tok(mid))) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return hi;
+}
+
+/// "the smallest depths this layer needs are ..." over the Programs of the schedules tried: the
+/// smallest CMD_QUEUE_DEPTH that works with the configured TOKEN_QUEUE_DEPTH (if any does) and the
+/// smallest TOKEN_QUEUE_DEPTH that works with the configured CMD_QUEUE_DEPTH. The latter always
+/// exists: the backend's tokens are pushed before they are popped in program order
+/// (compiler/backend/accel/dep_tokens.h), so once no push waits for room (a token queue as deep
+/// as the stream is long) every pop is eventually served, whatever the command-queue depth.
+std::string needed_depths(const std::vector<isa::Program>& programs, const isa::HwConfig& cfg) {
+  const int c0 = cfg.cmd_queue_depth, t0 = cfg.token_queue_depth;
+  std::optional<int> cmd, tok;
+  auto keep_min = [](std::optional<int>& best, std::optional<int> v) {
+    if (v && (!best || *v < *best)) best = v;
+  };
+  for (const isa::Program& p : programs) {
+    // No queue ever holds more entries or tokens than the stream has instructions.
+    const int hi = static_cast<int>(std::min<size_t>(p.insns.size(), kDeepQueue));
+    keep_min(cmd, smallest_depth(p, c0, std::max(hi, c0), [](int d) { return d; }, [&](int) { return t0; }));
+    keep_min(tok, smallest_depth(p, t0, std::max(hi, t0), [&](int) { return c0; }, [](int d) { return d; }));
+  }
+  if (!tok) throw_internal_error("the deadlocking streams of layer '{}' deadlock with any token-queue depth", programs.front().name);
+  std::string s = "the smallest depths this layer needs are ";
+  if (cmd) s += fmt::format("CMD_QUEUE_DEPTH={} (with TOKEN_QUEUE_DEPTH={}) or ", *cmd, t0);
+  return s + fmt::format("TOKEN_QUEUE_DEPTH={} (with CMD_QUEUE_DEPTH={})", *tok, c0);
+}
+
+std::string describe_knobs(const accel::ScheduleKnobs& k) {
+  auto val = [](int v) { return v == 0 ? std::string("auto") : std::to_string(v); };
+  return fmt::format("vthreads={} oc_tile={} oh_tile={} ow_tile={} ic_chunk={}", k.virtual_threads,
+                     val(k.oc_tile_blocks), val(k.oh_tile), val(k.ow_tile), val(k.ic_chunk));
+}
+
 }  // namespace
+
+std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnobs& requested) {
+  std::vector<accel::ScheduleKnobs> v = {requested};
+  accel::ScheduleKnobs k = requested;
+  k.virtual_threads = 1;
+  v.push_back(k);
+  k.oc_tile_blocks = 1;
+  v.push_back(k);
+  k.ic_chunk = 1;
+  v.push_back(k);
+  k.oh_tile = 1;
+  v.push_back(k);
+  std::vector<accel::ScheduleKnobs> unique;
+  for (const accel::ScheduleKnobs& c : v) {
+    bool seen = false;
+    for (const accel::ScheduleKnobs& u : unique) seen = seen || same_knobs(u, c);
+    if (!seen) unique.push_back(c);
+  }
+  return unique;
+}
+
+accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const std::string& op,
+                                          const isa::HwConfig& cfg,
+                                          const std::vector<accel::ScheduleKnobs>& schedules,
+                                          const std::string& dump_ir_after) {
+  TESSEL_CHECK(!schedules.empty(), "layer '{}': no schedule to try", layer.name);
+  std::vector<isa::Program> deadlocked;
+  std::string first_message;
+  size_t not_fitting = 0;
+  for (size_t k = 0; k < schedules.size(); ++k) {
+    accel::LowerOptions lo;
+    lo.knobs = schedules[k];
+    lo.dump_ir_after = dump_ir_after;
+    std::exception_ptr internal;
+    try {
+      accel::LoweredLayer lowered = accel::lower_conv2d(layer, cfg, lo);
+      if (k > 0) {
+        lowered.schedule += fmt::format(
+            " (the requested schedule, {}, deadlocks with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={})",
+            describe_knobs(schedules[0]), cfg.cmd_queue_depth, cfg.token_queue_depth);
+      }
+      return lowered;
+    } catch (const InternalError&) {
+      internal = std::current_exception();
+    } catch (const UserError&) {
+      if (k == 0) throw;
+      ++not_fitting;  // a fallback schedule that does not fit the scratchpads: try the next one
+      continue;
+    }
+    // Is the failure the queue-depth deadlock, and only that? Anything else stays a bug.
+    std::optional<isa::Program> p;
+    try {
+      p = lower_without_queue_check(layer, cfg, lo);
+    } catch (const Error&) {
+      std::rethrow_exception(internal);
+    }
+    const std::optional<isa::Diagnostic> d = only_deadlock(*p);
+    if (!d) std::rethrow_exception(internal);
+    if (first_message.empty()) first_message = d->message;
+    deadlocked.push_back(std::move(*p));
+  }
+  const std::string tried =
+      schedules.size() == 1
+          ? fmt::format("the schedule tried ({}) deadlocks", describe_knobs(schedules[0]))
+          : fmt::format("the {} schedules tried ({} first, {} last) all deadlock{}", schedules.size(),
+                        describe_knobs(schedules[0]), describe_knobs(schedules.back()),
+                        not_fitting > 0 ? " or do not fit the scratchpads" : "");
+  throw_user_error("layer '{}' ({}) cannot be scheduled with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={}: {}; {}; {}",
+                   layer.name, op, cfg.cmd_queue_depth, cfg.token_queue_depth, first_message, tried,
+                   needed_depths(deadlocked, cfg));
+}
 
 std::vector<std::string> accel_pass_names() {
   std::vector<std::string> names = {"schedule"};
@@ -128,10 +300,8 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
       layer.weights.assign(w.begin(), w.end());
       const auto b = g.const_i64(n.inputs[2]);
       layer.bias.assign(b.begin(), b.end());
-      accel::LowerOptions lo;
-      lo.knobs = opts.knobs;
-      lo.dump_ir_after = accel_dump_after;
-      accel::LoweredLayer lowered = accel::lower_conv2d(layer, opts.config, lo);
+      accel::LoweredLayer lowered = lower_offloaded_layer(layer, info.op, opts.config,
+                                                          queue_safe_schedules(opts.knobs), accel_dump_after);
       if (!lowered.ir_dump.empty()) accel_dump += fmt::format("; layer {}\n{}", n.name, lowered.ir_dump);
       info.ideal_gemm_uops = lowered.ideal_gemm_uops;
       info.dram_bytes = program_dram_bytes(lowered.program);

@@ -26,10 +26,41 @@ std::vector<std::string> accel_pass_names();
 /// inputs -> outputs, placement and program index, attrs as JSON). Deterministic.
 std::string dump_executable(const runtime::Executable& exe);
 
+/// The schedules lower_to_executable tries, in order, for an offloaded layer whose stream
+/// deadlocks on the configured queue depths (CMD_QUEUE_DEPTH, TOKEN_QUEUE_DEPTH are user input):
+/// `requested`; then virtual_threads = 1 (no double buffering: one tile's dependency tokens in
+/// flight per queue); then, still with one virtual thread, oc_tile_blocks = 1, then also
+/// ic_chunk = 1, then also oh_tile = 1 (each leaves fewer instructions between a token's push and
+/// its pop). Knobs not overridden keep their requested values; duplicates are dropped, so the list
+/// has 1 to 5 entries. On every layer of the bundled models and on a sweep of 400 random conv
+/// layers, the first three entries always found a stream that runs with depths of 1.
+std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnobs& requested);
+
+/// Lowers one offloaded layer for `cfg` with the first of `schedules` (non-empty) whose
+/// instruction stream passes the verifier with cfg's queue depths; when that is not the first,
+/// LoweredLayer::schedule ends with a note naming the requested schedule and the depths.
+/// `op` names the layer's operator in messages ("Conv+Relu"); `dump_ir_after` as
+/// accel::LowerOptions::dump_ir_after (the dump is of the schedule used).
+/// Throws UserError when every schedule's stream deadlocks under the configured depths (the
+/// verifier's "deadlock" rule): "layer 'L' (Conv) cannot be scheduled with CMD_QUEUE_DEPTH=2,
+/// TOKEN_QUEUE_DEPTH=2: <the first schedule's verifier message>; ...; the smallest depths this
+/// layer needs are CMD_QUEUE_DEPTH=c (with TOKEN_QUEUE_DEPTH=2) or TOKEN_QUEUE_DEPTH=t (with
+/// CMD_QUEUE_DEPTH=2)", where c and t are the smallest depths (found by bisection with
+/// isa::check_program) at which one of the schedules runs; the CMD_QUEUE_DEPTH alternative is left
+/// out when no command-queue depth alone is enough. Throws the UserError of
+/// accel::lower_conv2d for the first schedule (a fallback schedule that does not fit the
+/// scratchpads is skipped), and rethrows the backend's InternalError when its stream fails any
+/// other verifier rule.
+accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const std::string& op,
+                                          const isa::HwConfig& cfg,
+                                          const std::vector<accel::ScheduleKnobs>& schedules,
+                                          const std::string& dump_ir_after = "");
+
 /// Lowers `g` into `result.exe` and `result.layers`; loop-IR dumps requested through
-/// opts.dump_ir_after are appended to `result.ir_dump`. Throws InternalError if a node is not a
-/// Tessel kernel node or a value has a type the executable cannot hold, and what
-/// accel::lower_conv2d throws (UserError naming the layer) for offloaded layers.
+/// opts.dump_ir_after are appended to `result.ir_dump`. Offloaded layers are lowered by
+/// lower_offloaded_layer() with queue_safe_schedules(opts.knobs). Throws InternalError if a node
+/// is not a Tessel kernel node or a value has a type the executable cannot hold, and what
+/// lower_offloaded_layer throws (UserError naming the layer) for offloaded layers.
 void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, CompileResult& result);
 
 }  // namespace tessel::compiler::driver

@@ -207,7 +207,13 @@ std::vector<std::string> supported_operators() {
   return v;
 }
 
-ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what, int64_t batch) {
+bool DeclaredInput::has_symbolic_dim() const {
+  return std::find(dims.begin(), dims.end(), int64_t{0}) != dims.end();
+}
+
+ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what, int64_t batch,
+                            std::vector<DeclaredInput>* declared) {
+  if (declared) declared->clear();
   if (batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", batch);
   onnx::ModelProto model;
   if (bytes.empty()) throw_user_error("'{}' is not a valid onnx model: the file is empty", what);
@@ -256,14 +262,19 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what, i
     v.name = in.name();
     v.dtype = DType::kF32;
     if (!tt.has_shape()) throw_user_error("'{}': {} has no shape", what, where);
+    DeclaredInput decl;
+    decl.name = in.name();
     for (const auto& d : tt.shape().dim()) {
       if (d.has_dim_value()) {
         if (d.dim_value() <= 0) throw_user_error("'{}': {} has dimension {}", what, where, d.dim_value());
         v.shape.push_back(d.dim_value());
+        decl.dims.push_back(d.dim_value());
       } else {
         v.shape.push_back(batch);  // symbolic ("batch_size") or unknown dimension
+        decl.dims.push_back(0);
       }
     }
+    if (declared) declared->push_back(std::move(decl));
     v.shape_known = true;
     g.inputs.push_back(define(std::move(v), where));
   }
@@ -352,13 +363,13 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what, i
   return g;
 }
 
-ir::Graph import_onnx_file(const std::string& path, int64_t batch) {
+ir::Graph import_onnx_file(const std::string& path, int64_t batch, std::vector<DeclaredInput>* declared) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw_io_error("cannot open onnx model '{}'", path);
   std::ostringstream ss;
   ss << f.rdbuf();
   if (f.bad()) throw_io_error("cannot read onnx model '{}'", path);
-  ir::Graph g = import_onnx_bytes(ss.str(), path, batch);
+  ir::Graph g = import_onnx_bytes(ss.str(), path, batch, declared);
   // The model is named after its file ("mnist-12"), which is more telling than graph names.
   const std::string base = path.substr(path.find_last_of('/') + 1);
   g.name = base.size() > 5 && base.ends_with(".onnx") ? base.substr(0, base.size() - 5) : base;

@@ -21,15 +21,26 @@
 
 namespace tessel::compiler::frontend {
 
+/// A graph input as the model declares it, before symbolic dimensions are bound to `batch`.
+struct DeclaredInput {
+  std::string name;
+  std::vector<int64_t> dims;  ///< declared sizes in elements; 0 marks a symbolic or unknown dimension
+  /// True if any dimension is symbolic (named, e.g. "batch_size") or unknown.
+  bool has_symbolic_dim() const;
+};
+
 /// Imports the ONNX model in `path`. Throws IoError if the file cannot be read; UserError if it
 /// is not a valid ONNX ModelProto ("'x.onnx' is not a valid onnx model: ..."), uses an
 /// unsupported operator ("node 'n' (Foo): operator ai.onnx::Foo not supported"), attribute
 /// ("node 'conv3' (Conv): dilations [2,2] not supported") or data type, has non-float graph
-/// inputs, or `batch` < 1.
-ir::Graph import_onnx_file(const std::string& path, int64_t batch = 1);
+/// inputs, or `batch` < 1. If `declared` is not null it receives the graph inputs (in graph
+/// order) as declared, so that a caller can tell whether `batch` applied to any dimension.
+ir::Graph import_onnx_file(const std::string& path, int64_t batch = 1,
+                           std::vector<DeclaredInput>* declared = nullptr);
 
 /// Same from the serialised bytes of a ModelProto; `what` names the model in messages.
-ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what, int64_t batch = 1);
+ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what, int64_t batch = 1,
+                            std::vector<DeclaredInput>* declared = nullptr);
 
 /// The supported operators as "domain::op" ("ai.onnx::Conv", "com.microsoft::QLinearAdd"),
 /// sorted.
