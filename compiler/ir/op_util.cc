@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/cpu/kernels.h"
 #include "support/error.h"
 
 namespace tessel::compiler::ir {
@@ -56,16 +57,11 @@ Window2d window_2d(const Node& n, int64_t ih, int64_t iw, int64_t kh, int64_t kw
 
 std::vector<int64_t> broadcast_shapes(const Node& n, const std::vector<int64_t>& a,
                                       const std::vector<int64_t>& b) {
-  const size_t r = std::max(a.size(), b.size());
-  std::vector<int64_t> out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da != db && da != 1 && db != 1)
-      throw_unsupported(n, fmt::format("shapes {} and {} cannot be broadcast", shape_string(a), shape_string(b)));
-    out[i] = da == 1 ? db : da;
+  try {
+    return runtime::cpu::broadcast_shapes(a, b);
+  } catch (const UserError& e) {
+    throw_unsupported(n, e.what());
   }
-  return out;
 }
 
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, bool inclusive) {

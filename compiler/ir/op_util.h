@@ -26,7 +26,8 @@ struct Window2d {
 /// empty output.
 Window2d window_2d(const Node& n, int64_t ih, int64_t iw, int64_t kh, int64_t kw);
 
-/// numpy broadcast of two shapes; throws UserError naming the node if they are incompatible.
+/// numpy broadcast of two shapes (runtime::cpu::broadcast_shapes, the rule the CPU kernels
+/// apply); throws UserError naming the node and the mismatching dimension if they are incompatible.
 std::vector<int64_t> broadcast_shapes(const Node& n, const std::vector<int64_t>& a,
                                       const std::vector<int64_t>& b);
 

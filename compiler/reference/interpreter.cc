@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "compiler/ir/op_util.h"
 #include "support/error.h"
@@ -80,6 +81,22 @@ int64_t scalar_i(const Node& n, const RefTensor* t, const char* what) {
   if (t->size() != 1) ir::throw_unsupported(n, fmt::format("{} must be a scalar here, has shape {}", what, ir::shape_string(t->shape)));
   if (!is_int(t->dtype)) ir::throw_unsupported(n, fmt::format("{} must be an integer tensor", what));
   return t->i[0];
+}
+
+/// The output side of a QLinear op: its zero point (input `k`, 0 when absent, named `what` in
+/// errors), its type (that of the zero point, else `input_type`) and that type's range.
+struct QOutput {
+  int64_t zp = 0;
+  DType type = DType::kI8;
+  std::pair<int64_t, int64_t> range;
+};
+QOutput q_output(const Node& n, const std::vector<const RefTensor*>& in, size_t k, const char* what, DType input_type) {
+  const RefTensor* zp_t = opt(in, k);
+  QOutput q;
+  q.zp = scalar_i(n, zp_t, what);
+  q.type = zp_t ? zp_t->dtype : input_type;
+  q.range = int_range(n, q.type);
+  return q;
 }
 
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
@@ -185,17 +202,29 @@ ConvShape conv_shape(const Node& n, const RefTensor& x, const RefTensor& w) {
   return s;
 }
 
+/// Initialises every output plane (N*OC planes of `plane` elements) of a conv to its channel's
+/// bias (input `b`, OC elements; nothing when absent): float for Conv, int32 for QLinearConv.
+template <typename T>
+void fill_bias(const Node& n, const RefTensor* b, const ConvShape& s, int64_t plane, T* y) {
+  if (b == nullptr) return;
+  if (b->size() != s.oc) ir::throw_unsupported(n, fmt::format("bias has {} elements, expected {}", b->size(), s.oc));
+  for (int64_t i = 0; i < s.n * s.oc; ++i) {
+    const size_t c = static_cast<size_t>(i % s.oc);
+    T v;
+    if constexpr (std::is_same_v<T, float>)
+      v = b->dtype == DType::kF32 ? b->f[c] : static_cast<float>(b->i[c]);
+    else
+      v = static_cast<T>(b->i[c]);
+    std::fill_n(y + i * plane, plane, v);
+  }
+}
+
 std::vector<RefTensor> op_conv(const Node& n, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
   const RefTensor& w = need(n, in, 1);
   const ConvShape s = conv_shape(n, x, w);
   RefTensor y = make_f32({s.n, s.oc, s.win.oh, s.win.ow});
-  const int64_t plane = s.win.oh * s.win.ow;
-  if (const RefTensor* b = opt(in, 2)) {
-    if (b->size() != s.oc) ir::throw_unsupported(n, fmt::format("bias has {} elements, expected {}", b->size(), s.oc));
-    const auto bf = as_float(*b);
-    for (int64_t i = 0; i < s.n * s.oc; ++i) std::fill_n(y.f.data() + i * plane, plane, bf[i % s.oc]);
-  }
+  fill_bias(n, opt(in, 2), s, s.win.oh * s.win.ow, y.f.data());
   const auto xf = as_float(x), wf = as_float(w);
   conv2d_accumulate<float>(xf.data(), wf.data(), y.f.data(), s.n, s.c, s.h, s.w, s.oc, s.groups, s.win);
   return {std::move(y)};
@@ -219,13 +248,10 @@ std::vector<RefTensor> op_qlinearconv(const Node& n, const std::vector<const Ref
   const RefTensor& w_scale = need(n, in, 4);
   const RefTensor* w_zp = opt(in, 5);
   const float y_scale = scalar_f(n, need(n, in, 6), "y_scale");
-  const RefTensor* y_zp_t = opt(in, 7);
-  const int64_t y_zp = scalar_i(n, y_zp_t, "y_zero_point");
+  const QOutput q = q_output(n, in, 7, "y_zero_point", x.dtype);
   const ConvShape s = conv_shape(n, x, w);
   if (w_scale.size() != 1 && w_scale.size() != s.oc)
     ir::throw_unsupported(n, fmt::format("w_scale has {} elements, expected 1 or {}", w_scale.size(), s.oc));
-  const DType out_type = y_zp_t ? y_zp_t->dtype : x.dtype;
-  const auto range = int_range(n, out_type);
   std::vector<int32_t> xi(x.i.size()), wi(w.i.size());
   for (size_t k = 0; k < xi.size(); ++k) xi[k] = static_cast<int32_t>(x.i[k] - x_zp);
   const int64_t wper = w.size() / s.oc;
@@ -234,35 +260,45 @@ std::vector<RefTensor> op_qlinearconv(const Node& n, const std::vector<const Ref
       wi[o * wper + k] = static_cast<int32_t>(w.i[o * wper + k] - per_channel_i(w_zp, o));
   std::vector<int32_t> acc(static_cast<size_t>(s.n * s.oc * s.win.oh * s.win.ow), 0);
   const int64_t plane = s.win.oh * s.win.ow;
-  if (const RefTensor* b = opt(in, 8)) {
-    if (b->size() != s.oc) ir::throw_unsupported(n, fmt::format("bias has {} elements, expected {}", b->size(), s.oc));
-    for (int64_t i = 0; i < s.n * s.oc; ++i)
-      std::fill_n(acc.data() + i * plane, plane, static_cast<int32_t>(b->i[i % s.oc]));
-  }
+  fill_bias(n, opt(in, 8), s, plane, acc.data());
   conv2d_accumulate<int32_t>(xi.data(), wi.data(), acc.data(), s.n, s.c, s.h, s.w, s.oc, s.groups, s.win);
-  RefTensor y = make_int(out_type, {s.n, s.oc, s.win.oh, s.win.ow});
+  RefTensor y = make_int(q.type, {s.n, s.oc, s.win.oh, s.win.ow});
   for (int64_t i = 0; i < s.n * s.oc; ++i) {
     const float m = x_scale * per_channel_f(w_scale, i % s.oc) / y_scale;
     for (int64_t p = 0; p < plane; ++p)
-      y.i[i * plane + p] = quantize_value(static_cast<float>(acc[i * plane + p]) * m, y_zp, range);
+      y.i[i * plane + p] = quantize_value(static_cast<float>(acc[i * plane + p]) * m, q.zp, q.range);
   }
   return {std::move(y)};
+}
+
+/// Shapes of an ONNX MatMul with A [..., M, K] (rank >= 2; leading dims fold into M) and
+/// B [K, N]: M, K, N and the output shape [..., M, N].
+struct MatmulShape {
+  int64_t m, k, n;
+  std::vector<int64_t> out;
+};
+MatmulShape matmul_shape(const Node& n, const RefTensor& a, const RefTensor& b) {
+  if (a.shape.size() < 2 || b.shape.size() != 2)
+    ir::throw_unsupported(n, fmt::format("shapes {} x {} not supported (A rank >= 2, B rank 2)", ir::shape_string(a.shape),
+                                         ir::shape_string(b.shape)));
+  MatmulShape s;
+  s.k = a.shape.back();
+  s.n = b.shape[1];
+  if (b.shape[0] != s.k)
+    ir::throw_unsupported(n, fmt::format("inner dimensions differ: {} x {}", ir::shape_string(a.shape), ir::shape_string(b.shape)));
+  s.m = a.size() / s.k;
+  s.out = a.shape;
+  s.out.back() = s.n;
+  return s;
 }
 
 /// [M,K] x [K,N] products over float data, with optional leading batch dims on A.
 std::vector<RefTensor> op_matmul(const Node& n, const std::vector<const RefTensor*>& in) {
   const RefTensor& a = need(n, in, 0);
   const RefTensor& b = need(n, in, 1);
-  if (a.shape.size() < 2 || b.shape.size() != 2)
-    ir::throw_unsupported(n, fmt::format("shapes {} x {} not supported (A rank >= 2, B rank 2)", ir::shape_string(a.shape),
-                                         ir::shape_string(b.shape)));
-  const int64_t K = a.shape.back(), N = b.shape[1];
-  if (b.shape[0] != K)
-    ir::throw_unsupported(n, fmt::format("inner dimensions differ: {} x {}", ir::shape_string(a.shape), ir::shape_string(b.shape)));
-  const int64_t M = a.size() / K;
-  std::vector<int64_t> os = a.shape;
-  os.back() = N;
-  RefTensor y = make_f32(os);
+  const MatmulShape ms = matmul_shape(n, a, b);
+  const int64_t M = ms.m, K = ms.k, N = ms.n;
+  RefTensor y = make_f32(ms.out);
   const auto af = as_float(a), bf = as_float(b);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t k = 0; k < K; ++k) {
@@ -280,22 +316,12 @@ std::vector<RefTensor> op_qlinearmatmul(const Node& n, const std::vector<const R
   const RefTensor& b_scale = need(n, in, 4);
   const RefTensor* b_zp = opt(in, 5);
   const float y_scale = scalar_f(n, need(n, in, 6), "y_scale");
-  const RefTensor* y_zp_t = opt(in, 7);
-  const int64_t y_zp = scalar_i(n, y_zp_t, "y_zero_point");
-  if (a.shape.size() < 2 || b.shape.size() != 2)
-    ir::throw_unsupported(n, fmt::format("shapes {} x {} not supported (A rank >= 2, B rank 2)", ir::shape_string(a.shape),
-                                         ir::shape_string(b.shape)));
-  const int64_t K = a.shape.back(), N = b.shape[1];
-  if (b.shape[0] != K)
-    ir::throw_unsupported(n, fmt::format("inner dimensions differ: {} x {}", ir::shape_string(a.shape), ir::shape_string(b.shape)));
+  const QOutput q = q_output(n, in, 7, "y_zero_point", a.dtype);
+  const MatmulShape ms = matmul_shape(n, a, b);
+  const int64_t M = ms.m, K = ms.k, N = ms.n;
   if (b_scale.size() != 1 && b_scale.size() != N)
     ir::throw_unsupported(n, fmt::format("b_scale has {} elements, expected 1 or {}", b_scale.size(), N));
-  const int64_t M = a.size() / K;
-  std::vector<int64_t> os = a.shape;
-  os.back() = N;
-  const DType out_type = y_zp_t ? y_zp_t->dtype : a.dtype;
-  const auto range = int_range(n, out_type);
-  RefTensor y = make_int(out_type, os);
+  RefTensor y = make_int(q.type, ms.out);
   std::vector<int32_t> acc(N);
   for (int64_t m = 0; m < M; ++m) {
     std::fill(acc.begin(), acc.end(), 0);
@@ -305,7 +331,7 @@ std::vector<RefTensor> op_qlinearmatmul(const Node& n, const std::vector<const R
     }
     for (int64_t j = 0; j < N; ++j) {
       const float s = a_scale * per_channel_f(b_scale, j) / y_scale;
-      y.i[m * N + j] = quantize_value(static_cast<float>(acc[j]) * s, y_zp, range);
+      y.i[m * N + j] = quantize_value(static_cast<float>(acc[j]) * s, q.zp, q.range);
     }
   }
   return {std::move(y)};
@@ -365,15 +391,12 @@ std::vector<RefTensor> op_qlinearadd(const Node& n, const std::vector<const RefT
   const float b_scale = scalar_f(n, need(n, in, 4), "B_scale");
   const int64_t b_zp = scalar_i(n, opt(in, 5), "B_zero_point");
   const float c_scale = scalar_f(n, need(n, in, 6), "C_scale");
-  const RefTensor* c_zp_t = opt(in, 7);
-  const int64_t c_zp = scalar_i(n, c_zp_t, "C_zero_point");
+  const QOutput q = q_output(n, in, 7, "C_zero_point", a.dtype);
   const auto shape = ir::broadcast_shapes(n, a.shape, b.shape);
-  const DType out_type = c_zp_t ? c_zp_t->dtype : a.dtype;
-  const auto range = int_range(n, out_type);
-  RefTensor y = make_int(out_type, shape);
+  RefTensor y = make_int(q.type, shape);
   broadcast_for_each(a.shape, b.shape, shape, [&](int64_t o, int64_t ia, int64_t ib) {
     const float v = a_scale * static_cast<float>(a.i[ia] - a_zp) + b_scale * static_cast<float>(b.i[ib] - b_zp);
-    y.i[o] = quantize_value(v / c_scale, c_zp, range);
+    y.i[o] = quantize_value(v / c_scale, q.zp, q.range);
   });
   return {std::move(y)};
 }
@@ -474,17 +497,14 @@ std::vector<RefTensor> op_qlinear_global_avgpool(const Node& n, const std::vecto
   const float x_scale = scalar_f(n, need(n, in, 1), "x_scale");
   const int64_t x_zp = scalar_i(n, opt(in, 2), "x_zero_point");
   const float y_scale = scalar_f(n, need(n, in, 3), "y_scale");
-  const RefTensor* y_zp_t = opt(in, 4);
-  const int64_t y_zp = scalar_i(n, y_zp_t, "y_zero_point");
-  const DType out_type = y_zp_t ? y_zp_t->dtype : x.dtype;
-  const auto range = int_range(n, out_type);
+  const QOutput q = q_output(n, in, 4, "y_zero_point", x.dtype);
   const int64_t hw = x.shape[2] * x.shape[3], planes = x.shape[0] * x.shape[1];
-  RefTensor y = make_int(out_type, {x.shape[0], x.shape[1], 1, 1});
+  RefTensor y = make_int(q.type, {x.shape[0], x.shape[1], 1, 1});
   const float m = x_scale / (y_scale * static_cast<float>(hw));
   for (int64_t p = 0; p < planes; ++p) {
     int64_t s = 0;
     for (int64_t k = 0; k < hw; ++k) s += x.i[p * hw + k] - x_zp;
-    y.i[p] = quantize_value(static_cast<float>(s) * m, y_zp, range);
+    y.i[p] = quantize_value(static_cast<float>(s) * m, q.zp, q.range);
   }
   return {std::move(y)};
 }

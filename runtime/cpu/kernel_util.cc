@@ -127,18 +127,11 @@ std::vector<int64_t> attr_ints(const Step& step, const std::string& key, size_t 
 
 std::vector<int64_t> broadcast_shape(const KernelCall& call, const std::vector<int64_t>& a,
                                      const std::vector<int64_t>& b) {
-  const size_t r = std::max(a.size(), b.size());
-  std::vector<int64_t> out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
-    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      fail(call, fmt::format("shapes [{}] and [{}] cannot be broadcast (dimension {}: {} vs {})",
-                             fmt::join(a, ", "), fmt::join(b, ", "), i, da, db));
-    }
-    out[i] = da == 1 ? db : da;
+  try {
+    return broadcast_shapes(a, b);
+  } catch (const UserError& e) {
+    fail(call, e.what());
   }
-  return out;
 }
 
 std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& in,
@@ -226,3 +219,22 @@ PoolGeom pool_geom(const KernelCall& call, bool avg) {
 }
 
 }  // namespace tessel::runtime::cpu::detail
+
+namespace tessel::runtime::cpu {
+
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t r = std::max(a.size(), b.size());
+  std::vector<int64_t> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw UserError(fmt::format("shapes [{}] and [{}] cannot be broadcast (dimension {}: {} vs {})",
+                                  fmt::join(a, ", "), fmt::join(b, ", "), i, da, db));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+}  // namespace tessel::runtime::cpu

@@ -32,14 +32,50 @@ T* out_ptr(const KernelCall& c, size_t i) {
 const TensorDesc& in_desc(const KernelCall& c, size_t i) { return *c.inputs[i].desc; }
 const TensorDesc& out_desc(const KernelCall& c, size_t i) { return *c.outputs[i].desc; }
 
+/// Checks an elementwise call: one input of dtype `in` and one output of dtype `out`, both
+/// plain layout, with equal shapes.
+void check_unary(const KernelCall& c, DType in, DType out) {
+  check_arity(c, 1, 1);
+  const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
+  check_tensor(c, x, "input", in);
+  check_tensor(c, y, "output", out);
+  check_same_shape(c, x, "input", y, "output");
+}
+
+/// Checks that input `x` and output `y` share scale and zero point (ops that move int8 values
+/// without requantising them).
+void check_same_quant(const KernelCall& c, const TensorDesc& x, const TensorDesc& y) {
+  if (!(x.quant == y.quant)) {
+    fail(c, fmt::format("input and output quantisation differ (scale {} zp {} vs scale {} zp {})",
+                        x.quant.scale, x.quant.zero_point, y.quant.scale, y.quant.zero_point));
+  }
+}
+
+/// The 256 requantised values, table[q + 128] = sat(rhe(s_from * (q - zp_from) / s_to) + zp_to),
+/// evaluated in double.
+void requant_table(const QuantParams& from, const QuantParams& to, int8_t table[256]) {
+  for (int q = -128; q < 128; ++q) {
+    table[q + 128] = rhe_sat(static_cast<double>(from.scale) * (q - from.zero_point) / to.scale,
+                             to.zero_point);
+  }
+}
+
+/// The broadcast shape of inputs `a` and `b`; fails unless output `y` has exactly that shape.
+std::vector<int64_t> broadcast_output(const KernelCall& c, const TensorDesc& a, const TensorDesc& b,
+                                      const TensorDesc& y) {
+  auto shape = broadcast_shape(c, a.shape, b.shape);
+  if (shape != y.shape) {
+    fail(c, fmt::format("output '{}' has shape [{}], the broadcast gives [{}]", y.name,
+                        fmt::join(y.shape, ", "), fmt::join(shape, ", ")));
+  }
+  return shape;
+}
+
 // ---------------------------------------------------------------- quantisation
 
 void k_quantize(const KernelCall& c) {
-  check_arity(c, 1, 1);
+  check_unary(c, DType::kF32, DType::kI8);
   const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  check_tensor(c, x, "input", DType::kF32);
-  check_tensor(c, y, "output", DType::kI8);
-  check_same_shape(c, x, "input", y, "output");
   check_scale(c, y, "output");
   const float* in = in_ptr<float>(c, 0);
   int8_t* out = out_ptr<int8_t>(c, 0);
@@ -49,11 +85,8 @@ void k_quantize(const KernelCall& c) {
 }
 
 void k_dequantize(const KernelCall& c) {
-  check_arity(c, 1, 1);
-  const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  check_tensor(c, x, "input", DType::kI8);
-  check_tensor(c, y, "output", DType::kF32);
-  check_same_shape(c, x, "input", y, "output");
+  check_unary(c, DType::kI8, DType::kF32);
+  const TensorDesc& x = in_desc(c, 0);
   check_scale(c, x, "input");
   const int8_t* in = in_ptr<int8_t>(c, 0);
   float* out = out_ptr<float>(c, 0);
@@ -64,21 +97,15 @@ void k_dequantize(const KernelCall& c) {
 }
 
 void k_requantize(const KernelCall& c) {
-  check_arity(c, 1, 1);
+  check_unary(c, DType::kI8, DType::kI8);
   const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  check_tensor(c, x, "input", DType::kI8);
-  check_tensor(c, y, "output", DType::kI8);
-  check_same_shape(c, x, "input", y, "output");
   check_scale(c, x, "input");
   check_scale(c, y, "output");
   const int8_t* in = in_ptr<int8_t>(c, 0);
   int8_t* out = out_ptr<int8_t>(c, 0);
-  const double ratio_num = x.quant.scale, den = y.quant.scale;
   // Precompute the 256 possible results (same formula per value).
   int8_t table[256];
-  for (int q = -128; q < 128; ++q) {
-    table[q + 128] = rhe_sat(ratio_num * (q - x.quant.zero_point) / den, y.quant.zero_point);
-  }
+  requant_table(x.quant, y.quant, table);
   const int64_t n = x.num_elements();
   for (int64_t i = 0; i < n; ++i) out[i] = table[in[i] + 128];
 }
@@ -114,11 +141,7 @@ void k_qadd(const KernelCall& c) {
   check_scale(c, a, "input a");
   check_scale(c, b, "input b");
   check_scale(c, y, "output");
-  const auto shape = broadcast_shape(c, a.shape, b.shape);
-  if (shape != y.shape) {
-    fail(c, fmt::format("output '{}' has shape [{}], the broadcast gives [{}]", y.name,
-                        fmt::join(y.shape, ", "), fmt::join(shape, ", ")));
-  }
+  const auto shape = broadcast_output(c, a, b, y);
   const bool relu = attr_bool(*c.step, "relu", false);
   const double sa = a.quant.scale, sb = b.quant.scale, sy = y.quant.scale;
   const int32_t za = a.quant.zero_point, zb = b.quant.zero_point, zy = y.quant.zero_point;
@@ -140,15 +163,9 @@ void k_qadd(const KernelCall& c) {
 }
 
 void k_qclip(const KernelCall& c) {
-  check_arity(c, 1, 1);
+  check_unary(c, DType::kI8, DType::kI8);
   const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  check_tensor(c, x, "input", DType::kI8);
-  check_tensor(c, y, "output", DType::kI8);
-  check_same_shape(c, x, "input", y, "output");
-  if (!(x.quant == y.quant)) {
-    fail(c, fmt::format("input and output quantisation differ (scale {} zp {} vs scale {} zp {})",
-                        x.quant.scale, x.quant.zero_point, y.quant.scale, y.quant.zero_point));
-  }
+  check_same_quant(c, x, y);
   const int64_t lo = attr_int(*c.step, "lo", nullptr), hi = attr_int(*c.step, "hi", nullptr);
   if (lo < -128 || hi > 127 || lo > hi) {
     fail(c, fmt::format("clip range [{}, {}] must satisfy -128 <= lo <= hi <= 127", lo, hi));
@@ -177,21 +194,37 @@ Window window(const PoolGeom& g, int64_t oy, int64_t ox) {
   return win;
 }
 
-template <typename T>
-void max_pool(const PoolGeom& g, const T* in, T* out) {
+/// Writes reduce(plane, window) for every output element of the pool, in NCHW order; `plane`
+/// points at the input plane [ih][iw] of the output's (n, c).
+template <typename T, typename Reduce>
+void pool(const PoolGeom& g, const T* in, T* out, Reduce reduce) {
   for (int64_t nc = 0; nc < g.n * g.c; ++nc) {
     const T* plane = in + nc * g.ih * g.iw;
     for (int64_t oy = 0; oy < g.oh; ++oy) {
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const Window win = window(g, oy, ox);
-        T m = std::numeric_limits<T>::lowest();
-        for (int64_t yy = win.h0; yy < win.h1; ++yy) {
-          for (int64_t xx = win.w0; xx < win.w1; ++xx) m = std::max(m, plane[yy * g.iw + xx]);
-        }
-        *out++ = m;
-      }
+      for (int64_t ox = 0; ox < g.ow; ++ox) *out++ = reduce(plane, window(g, oy, ox));
     }
   }
+}
+
+/// The sum, in Acc, of the input values inside the (clipped) window.
+template <typename Acc, typename T>
+Acc window_sum(const PoolGeom& g, const T* plane, const Window& win) {
+  Acc sum = 0;
+  for (int64_t yy = win.h0; yy < win.h1; ++yy) {
+    for (int64_t xx = win.w0; xx < win.w1; ++xx) sum += plane[yy * g.iw + xx];
+  }
+  return sum;
+}
+
+template <typename T>
+void max_pool(const PoolGeom& g, const T* in, T* out) {
+  pool(g, in, out, [&](const T* plane, const Window& win) {
+    T m = std::numeric_limits<T>::lowest();
+    for (int64_t yy = win.h0; yy < win.h1; ++yy) {
+      for (int64_t xx = win.w0; xx < win.w1; ++xx) m = std::max(m, plane[yy * g.iw + xx]);
+    }
+    return m;
+  });
 }
 
 void check_pool_tensors(const KernelCall& c, DType t) {
@@ -202,11 +235,7 @@ void check_pool_tensors(const KernelCall& c, DType t) {
 
 void k_maxpool(const KernelCall& c) {
   check_pool_tensors(c, DType::kI8);
-  const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  if (!(x.quant == y.quant)) {
-    fail(c, fmt::format("input and output quantisation differ (scale {} zp {} vs scale {} zp {})",
-                        x.quant.scale, x.quant.zero_point, y.quant.scale, y.quant.zero_point));
-  }
+  check_same_quant(c, in_desc(c, 0), out_desc(c, 0));
   max_pool(pool_geom(c, false), in_ptr<int8_t>(c, 0), out_ptr<int8_t>(c, 0));
 }
 
@@ -221,45 +250,22 @@ void k_avgpool(const KernelCall& c) {
   check_scale(c, x, "input");
   check_scale(c, y, "output");
   const PoolGeom g = pool_geom(c, true);
-  const int8_t* in = in_ptr<int8_t>(c, 0);
-  int8_t* out = out_ptr<int8_t>(c, 0);
-  for (int64_t nc = 0; nc < g.n * g.c; ++nc) {
-    const int8_t* plane = in + nc * g.ih * g.iw;
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const Window win = window(g, oy, ox);
-        int64_t sum = 0;
-        for (int64_t yy = win.h0; yy < win.h1; ++yy) {
-          for (int64_t xx = win.w0; xx < win.w1; ++xx) {
-            sum += plane[yy * g.iw + xx] - x.quant.zero_point;
-          }
-        }
-        *out++ = rhe_sat(static_cast<double>(x.quant.scale) * static_cast<double>(sum) /
-                             static_cast<double>(win.divisor) / y.quant.scale,
-                         y.quant.zero_point);
-      }
-    }
-  }
+  pool(g, in_ptr<int8_t>(c, 0), out_ptr<int8_t>(c, 0), [&](const int8_t* plane, const Window& win) {
+    // Sum of (q - zero_point) over the clipped window.
+    const int64_t sum = window_sum<int64_t>(g, plane, win) -
+                        int64_t(x.quant.zero_point) * (win.h1 - win.h0) * (win.w1 - win.w0);
+    return rhe_sat(static_cast<double>(x.quant.scale) * static_cast<double>(sum) /
+                       static_cast<double>(win.divisor) / y.quant.scale,
+                   y.quant.zero_point);
+  });
 }
 
 void k_avgpool_f32(const KernelCall& c) {
   check_pool_tensors(c, DType::kF32);
   const PoolGeom g = pool_geom(c, true);
-  const float* in = in_ptr<float>(c, 0);
-  float* out = out_ptr<float>(c, 0);
-  for (int64_t nc = 0; nc < g.n * g.c; ++nc) {
-    const float* plane = in + nc * g.ih * g.iw;
-    for (int64_t oy = 0; oy < g.oh; ++oy) {
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const Window win = window(g, oy, ox);
-        float sum = 0;
-        for (int64_t yy = win.h0; yy < win.h1; ++yy) {
-          for (int64_t xx = win.w0; xx < win.w1; ++xx) sum += plane[yy * g.iw + xx];
-        }
-        *out++ = sum / static_cast<float>(win.divisor);
-      }
-    }
-  }
+  pool(g, in_ptr<float>(c, 0), out_ptr<float>(c, 0), [&](const float* plane, const Window& win) {
+    return window_sum<float>(g, plane, win) / static_cast<float>(win.divisor);
+  });
 }
 
 void k_global_avgpool(const KernelCall& c) {
@@ -347,13 +353,7 @@ void k_concat(const KernelCall& c) {
     const uint8_t* in = c.inputs[i].data;
     const bool requant = y.dtype == DType::kI8 && !(x.quant == y.quant);
     int8_t table[256];
-    if (requant) {
-      for (int q = -128; q < 128; ++q) {
-        table[q + 128] = rhe_sat(static_cast<double>(x.quant.scale) * (q - x.quant.zero_point) /
-                                     y.quant.scale,
-                                 y.quant.zero_point);
-      }
-    }
+    if (requant) requant_table(x.quant, y.quant, table);
     for (int64_t o = 0; o < outer; ++o) {
       uint8_t* dst = out + static_cast<size_t>((o * out_row + col)) * eb;
       const uint8_t* src = in + static_cast<size_t>(o * row) * eb;
@@ -401,11 +401,8 @@ void k_unpack_nchwnc(const KernelCall& c) {
 // ---------------------------------------------------------------- float
 
 void k_softmax(const KernelCall& c) {
-  check_arity(c, 1, 1);
-  const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  check_tensor(c, x, "input", DType::kF32);
-  check_tensor(c, y, "output", DType::kF32);
-  check_same_shape(c, x, "input", y, "output");
+  check_unary(c, DType::kF32, DType::kF32);
+  const TensorDesc& x = in_desc(c, 0);
   if (x.shape.empty()) fail(c, "input is a scalar; softmax needs at least one dimension");
   const int64_t dflt = -1;
   const int64_t axis = norm_axis(c, attr_int(*c.step, "axis", &dflt), x.shape.size());
@@ -433,11 +430,8 @@ void k_softmax(const KernelCall& c) {
 }
 
 void k_relu_f32(const KernelCall& c) {
-  check_arity(c, 1, 1);
-  const TensorDesc &x = in_desc(c, 0), &y = out_desc(c, 0);
-  check_tensor(c, x, "input", DType::kF32);
-  check_tensor(c, y, "output", DType::kF32);
-  check_same_shape(c, x, "input", y, "output");
+  check_unary(c, DType::kF32, DType::kF32);
+  const TensorDesc& x = in_desc(c, 0);
   const float* in = in_ptr<float>(c, 0);
   float* out = out_ptr<float>(c, 0);
   for (int64_t i = 0; i < x.num_elements(); ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
@@ -450,11 +444,7 @@ void binary_f32(const KernelCall& c, Op op) {
   check_tensor(c, a, "input a", DType::kF32);
   check_tensor(c, b, "input b", DType::kF32);
   check_tensor(c, y, "output", DType::kF32);
-  const auto shape = broadcast_shape(c, a.shape, b.shape);
-  if (shape != y.shape) {
-    fail(c, fmt::format("output '{}' has shape [{}], the broadcast gives [{}]", y.name,
-                        fmt::join(y.shape, ", "), fmt::join(shape, ", ")));
-  }
+  const auto shape = broadcast_output(c, a, b, y);
   const float* pa = in_ptr<float>(c, 0);
   const float* pb = in_ptr<float>(c, 1);
   float* out = out_ptr<float>(c, 0);

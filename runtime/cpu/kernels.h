@@ -129,6 +129,13 @@ void pack_nchwnc(const int8_t* in, int64_t n, int64_t c, int64_t h, int64_t w, i
 void unpack_nchwnc(const int8_t* in, int64_t n, int64_t c, int64_t h, int64_t w, int64_t bn,
                    int64_t bc, int8_t* out);
 
+/// The numpy/ONNX broadcast of shapes `a` and `b`: aligned at the last dimension, missing leading
+/// dimensions count as 1, and each dimension pair must be equal or contain a 1 (the result takes
+/// the other). Used by the broadcasting kernels and by the compiler's shape inference. Throws
+/// UserError("shapes [2] and [3] cannot be broadcast (dimension 0: 2 vs 3)") when they are
+/// incompatible; callers add what they were checking (a step, a node) to the message.
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
 /// sat(rhe(v) + zero_point): rounds v half to even, adds the zero point, clamps to [-128, 127].
 /// NaN gives sat(zero_point); +-inf saturate.
 int8_t rhe_sat(double v, int32_t zero_point);

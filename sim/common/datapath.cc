@@ -418,6 +418,42 @@ uint64_t nest_max(uint64_t max_base, const Instruction& insn, uint32_t f_out, ui
 
 }  // namespace
 
+template <bool kGemm>
+void Datapath::check_nest(const Instruction& insn, uint32_t insn_index) const {
+  if (insn.uop_end > uint32_t(cfg_.uop_depth())) {
+    fail(insn, insn_index,
+         fmt::format("uop range [{}, {}) out of range (uop depth {})", insn.uop_bgn, insn.uop_end,
+                     cfg_.uop_depth()));
+  }
+  uint64_t max_dst = 0, max_src = 0, max_wgt = 0;
+  for (uint32_t k = insn.uop_bgn; k < insn.uop_end; ++k) {
+    max_dst = std::max<uint64_t>(max_dst, uop_[k].dst);
+    max_src = std::max<uint64_t>(max_src, uop_[k].src);
+    if constexpr (kGemm) max_wgt = std::max<uint64_t>(max_wgt, uop_[k].wgt);
+  }
+  // `index` names the index in the message, `mem` the scratchpad, `field` the uop field.
+  auto check = [&](std::string_view index, std::string_view mem, int depth, std::string_view field,
+                   uint64_t max_base, uint32_t f_out, uint32_t f_in) {
+    const uint64_t top = nest_max(max_base, insn, f_out, f_in);
+    if (top < uint64_t(depth)) return;
+    fail(insn, insn_index,
+         fmt::format("{} index {} out of range ({} depth {}) after the loop nest (largest uop {} "
+                     "{}, iter_out {} x {}_factor_out {}, iter_in {} x {}_factor_in {})",
+                     index, top, mem, depth, field, max_base, insn.iter_out, field, f_out,
+                     insn.iter_in, field, f_in));
+  };
+  check("acc", "acc", cfg_.acc_depth(), "dst", max_dst, insn.dst_factor_out, insn.dst_factor_in);
+  if constexpr (kGemm) {
+    if (insn.reset) return;
+    check("inp", "inp", cfg_.inp_depth(), "src", max_src, insn.src_factor_out, insn.src_factor_in);
+    check("wgt", "wgt", cfg_.wgt_depth(), "wgt", max_wgt, insn.wgt_factor_out, insn.wgt_factor_in);
+  } else {
+    if (insn.use_imm) return;
+    check("acc source", "acc", cfg_.acc_depth(), "src", max_src, insn.src_factor_out,
+          insn.src_factor_in);
+  }
+}
+
 void Datapath::run_gemm_kernel(const void* nest) {
   const Nest& n = *static_cast<const Nest*>(nest);
   const int b = cfg_.batch(), bi = cfg_.block_in(), bo = cfg_.block_out();
@@ -440,45 +476,7 @@ void Datapath::run_gemm_kernel(const void* nest) {
 
 void Datapath::gemm(const Instruction& insn, uint32_t insn_index, Counters& c) {
   if (insn.iter_out == 0 || insn.iter_in == 0 || insn.uop_bgn >= insn.uop_end) return;
-  if (insn.uop_end > uint32_t(cfg_.uop_depth())) {
-    fail(insn, insn_index,
-         fmt::format("uop range [{}, {}) out of range (uop depth {})", insn.uop_bgn, insn.uop_end,
-                     cfg_.uop_depth()));
-  }
-  uint64_t max_dst = 0, max_src = 0, max_wgt = 0;
-  for (uint32_t k = insn.uop_bgn; k < insn.uop_end; ++k) {
-    max_dst = std::max<uint64_t>(max_dst, uop_[k].dst);
-    max_src = std::max<uint64_t>(max_src, uop_[k].src);
-    max_wgt = std::max<uint64_t>(max_wgt, uop_[k].wgt);
-  }
-  const uint64_t top_dst = nest_max(max_dst, insn, insn.dst_factor_out, insn.dst_factor_in);
-  if (top_dst >= uint64_t(cfg_.acc_depth())) {
-    fail(insn, insn_index,
-         fmt::format("acc index {} out of range (acc depth {}) after the loop nest (largest uop "
-                     "dst {}, iter_out {} x dst_factor_out {}, iter_in {} x dst_factor_in {})",
-                     top_dst, cfg_.acc_depth(), max_dst, insn.iter_out, insn.dst_factor_out,
-                     insn.iter_in, insn.dst_factor_in));
-  }
-  if (!insn.reset) {
-    const uint64_t top_src = nest_max(max_src, insn, insn.src_factor_out, insn.src_factor_in);
-    if (top_src >= uint64_t(cfg_.inp_depth())) {
-      fail(insn, insn_index,
-           fmt::format("inp index {} out of range (inp depth {}) after the loop nest (largest "
-                       "uop src {}, iter_out {} x src_factor_out {}, iter_in {} x "
-                       "src_factor_in {})",
-                       top_src, cfg_.inp_depth(), max_src, insn.iter_out, insn.src_factor_out,
-                       insn.iter_in, insn.src_factor_in));
-    }
-    const uint64_t top_wgt = nest_max(max_wgt, insn, insn.wgt_factor_out, insn.wgt_factor_in);
-    if (top_wgt >= uint64_t(cfg_.wgt_depth())) {
-      fail(insn, insn_index,
-           fmt::format("wgt index {} out of range (wgt depth {}) after the loop nest (largest "
-                       "uop wgt {}, iter_out {} x wgt_factor_out {}, iter_in {} x "
-                       "wgt_factor_in {})",
-                       top_wgt, cfg_.wgt_depth(), max_wgt, insn.iter_out, insn.wgt_factor_out,
-                       insn.iter_in, insn.wgt_factor_in));
-    }
-  }
+  check_nest<true>(insn, insn_index);
   const Nest n{insn.iter_out,       insn.iter_in,        insn.dst_factor_out,
                insn.dst_factor_in,  insn.src_factor_out, insn.src_factor_in,
                insn.wgt_factor_out, insn.wgt_factor_in,  &uop_[insn.uop_bgn],
@@ -502,35 +500,7 @@ void Datapath::gemm(const Instruction& insn, uint32_t insn_index, Counters& c) {
 
 void Datapath::alu(const Instruction& insn, uint32_t insn_index, Counters& c) {
   if (insn.iter_out == 0 || insn.iter_in == 0 || insn.uop_bgn >= insn.uop_end) return;
-  if (insn.uop_end > uint32_t(cfg_.uop_depth())) {
-    fail(insn, insn_index,
-         fmt::format("uop range [{}, {}) out of range (uop depth {})", insn.uop_bgn, insn.uop_end,
-                     cfg_.uop_depth()));
-  }
-  uint64_t max_dst = 0, max_src = 0;
-  for (uint32_t k = insn.uop_bgn; k < insn.uop_end; ++k) {
-    max_dst = std::max<uint64_t>(max_dst, uop_[k].dst);
-    max_src = std::max<uint64_t>(max_src, uop_[k].src);
-  }
-  const uint64_t top_dst = nest_max(max_dst, insn, insn.dst_factor_out, insn.dst_factor_in);
-  if (top_dst >= uint64_t(cfg_.acc_depth())) {
-    fail(insn, insn_index,
-         fmt::format("acc index {} out of range (acc depth {}) after the loop nest (largest uop "
-                     "dst {}, iter_out {} x dst_factor_out {}, iter_in {} x dst_factor_in {})",
-                     top_dst, cfg_.acc_depth(), max_dst, insn.iter_out, insn.dst_factor_out,
-                     insn.iter_in, insn.dst_factor_in));
-  }
-  if (!insn.use_imm) {
-    const uint64_t top_src = nest_max(max_src, insn, insn.src_factor_out, insn.src_factor_in);
-    if (top_src >= uint64_t(cfg_.acc_depth())) {
-      fail(insn, insn_index,
-           fmt::format("acc source index {} out of range (acc depth {}) after the loop nest "
-                       "(largest uop src {}, iter_out {} x src_factor_out {}, iter_in {} x "
-                       "src_factor_in {})",
-                       top_src, cfg_.acc_depth(), max_src, insn.iter_out, insn.src_factor_out,
-                       insn.iter_in, insn.src_factor_in));
-    }
-  }
+  check_nest<false>(insn, insn_index);
   const Nest n{insn.iter_out,      insn.iter_in,        insn.dst_factor_out, insn.dst_factor_in,
                insn.src_factor_out, insn.src_factor_in, 0,                   0,
                &uop_[insn.uop_bgn], &uop_[0] + insn.uop_end};

@@ -71,6 +71,14 @@ class Datapath {
                          const std::string& what) const;
   void check_dram(const isa::Instruction& insn, uint32_t insn_index, const Dram& dram,
                   uint64_t elem_bytes) const;
+  /// Checks a GEMM or ALU loop nest once, before it runs: the uop range [uop_bgn, uop_end) lies
+  /// within the uop depth, and the largest index the nest reaches (largest uop field +
+  /// (iter_out-1) * factor_out + (iter_in-1) * factor_in) stays below the depth of the scratchpad
+  /// it addresses: dst in ACC always; for a GEMM (`kGemm` true) without reset src in INP and wgt
+  /// in WGT; for an ALU op (`kGemm` false) without immediate src in ACC. Throws SimError (via
+  /// fail) naming the index. Defined and instantiated in datapath.cc.
+  template <bool kGemm>
+  void check_nest(const isa::Instruction& insn, uint32_t insn_index) const;
   /// Runs a range-checked GEMM loop nest (a datapath.cc-internal Nest) on the best kernel for
   /// the configuration's shape.
   void run_gemm_kernel(const void* nest);

@@ -1,6 +1,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "sim/common/simulator.h"
 
 namespace tessel::sim {
@@ -21,6 +23,16 @@ void Dram::read(uint64_t addr, void* dst, uint64_t n) const {
 void Dram::write(uint64_t addr, const void* src, uint64_t n) {
   check_range(addr, n, "write");
   if (n) std::memcpy(bytes_.get() + addr, src, n);
+}
+
+void check_insn_stream(const Dram& dram, uint64_t insn_addr, uint32_t insn_count) {
+  const uint64_t stream_bytes = uint64_t(insn_count) * 16;
+  if (insn_addr > dram.size() || stream_bytes > dram.size() - insn_addr) {
+    throw SimError(fmt::format(
+        "fetch: instruction stream bytes [{}, {}) out of range ({} instructions; dram holds {} "
+        "bytes)",
+        insn_addr, insn_addr + stream_bytes, insn_count, dram.size()));
+  }
 }
 
 }  // namespace tessel::sim

@@ -94,6 +94,11 @@ class SimError : public UserError {
   using UserError::UserError;
 };
 
+/// Checks that the stream of `insn_count` 16-byte instructions at byte address `insn_addr` lies
+/// inside `dram` (the fetch module's range check, shared by the simulators). Throws SimError
+/// ("fetch: instruction stream bytes [a, b) out of range (n instructions; dram holds m bytes)").
+void check_insn_stream(const Dram& dram, uint64_t insn_addr, uint32_t insn_count);
+
 /// The functional simulator (sim/fsim).
 std::unique_ptr<Simulator> make_fsim(const isa::HwConfig& cfg);
 /// The cycle-level SystemC simulator (sim/cycle).

@@ -32,13 +32,7 @@ RunStats CycleSimulator::run(Dram& dram, uint64_t insn_addr, uint32_t insn_count
   if (insn_count == 0) {
     throw SimError("cycle simulator: instruction count 0: a stream needs at least a finish");
   }
-  const uint64_t stream_bytes = uint64_t(insn_count) * 16;
-  if (insn_addr > dram.size() || stream_bytes > dram.size() - insn_addr) {
-    throw SimError(fmt::format(
-        "fetch: instruction stream bytes [{}, {}) out of range ({} instructions; dram holds {} "
-        "bytes)",
-        insn_addr, insn_addr + stream_bytes, insn_count, dram.size()));
-  }
+  check_insn_stream(dram, insn_addr, insn_count);
   trace_.clear();
   cycle::RunInput in;
   in.cfg = &cfg_;

@@ -138,13 +138,7 @@ RunStats FunctionalSimulator::run_impl(Dram& dram, uint64_t insn_addr, uint32_t 
     throw SimError(
         fmt::format("fetch: instruction address {} is not a multiple of 16 bytes", insn_addr));
   }
-  const uint64_t stream_bytes = uint64_t(insn_count) * 16;
-  if (insn_addr > dram.size() || stream_bytes > dram.size() - insn_addr) {
-    throw SimError(fmt::format(
-        "fetch: instruction stream bytes [{}, {}) out of range ({} instructions; dram holds {} "
-        "bytes)",
-        insn_addr, insn_addr + stream_bytes, insn_count, dram.size()));
-  }
+  check_insn_stream(dram, insn_addr, insn_count);
   clear_queues();
   RunStats stats;
   Counters& c = stats.counters;

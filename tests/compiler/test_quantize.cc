@@ -1,7 +1,7 @@
 // Unit tests of the quantize pass (post-training quantisation with power-of-two scales).
 #include <gtest/gtest.h>
 
-#include "compiler/ir/qnn_attrs.h"
+#include "runtime/cpu/kernels.h"
 #include "compiler/passes/quantize.h"
 #include "compiler/passes/requant.h"
 #include "support/error.h"
@@ -52,7 +52,7 @@ TEST(Quantize, PowerOfTwoScalesFromCalibration) {
   EXPECT_EQ(*g.values[conv.outputs[0]].quant, ir::QuantInfo::tensor(2.0f, 0));
 
   passes::requant(g, ctx);
-  const auto rq = ir::requant_from_json(g.nodes[1].attrs.at("requant"));
+  const auto rq = runtime::cpu::parse_requant(g.nodes[1].attrs.at("requant"), 2, "conv");
   EXPECT_EQ(rq.pre_shift, 0);
   EXPECT_EQ(rq.multiplier, (std::vector<int32_t>{1}));
   EXPECT_EQ(rq.shift, (std::vector<int32_t>{8, 6}));  // M = 2^-7/2, 2^-5/2
