@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "isa/spec.h"
 #include "support/error.h"
 
@@ -254,6 +256,10 @@ AsmListing parse_asm(std::string_view text) {
   AsmListing out;
   int line_no = 0;
   size_t pos = 0;
+  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
+      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {
+    pos = 3;  // UTF-8 byte order mark
+  }
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -262,6 +268,26 @@ AsmListing parse_asm(std::string_view text) {
     ++line_no;
     if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     const auto tok = tokens(line);
+    if (!tok.empty() && tok[0] == ".config") {
+      if (out.config) fail(line_no, fmt::format(".config given twice (first on line {})", out.config_line));
+      const size_t at = line.find(".config") + 7;
+      const std::string json(line.substr(at));
+      try {
+        out.config = HwConfig::from_json(json);
+      } catch (const UserError& e) {
+        fail(line_no, fmt::format(".config: {}", e.what()));
+      }
+      out.config_line = line_no;
+      if (end == text.size()) break;
+      continue;
+    }
+    if (!tok.empty() && tok[0] == ".name") {
+      if (out.name) fail(line_no, ".name given twice");
+      if (tok.size() != 2) fail(line_no, fmt::format("'.name' needs one value without spaces, got {}", tok.size() - 1));
+      out.name = std::string(tok[1]);
+      if (end == text.size()) break;
+      continue;
+    }
     if (tok.empty()) {
       if (end == text.size()) break;
       continue;
@@ -274,7 +300,7 @@ AsmListing parse_asm(std::string_view text) {
                              parse_u32(line_no, "wgt", tok[3])});
       out.uop_lines.push_back(line_no);
     } else if (tok[0][0] == '.') {
-      fail(line_no, fmt::format("unknown directive '{}' (.uop)", tok[0]));
+      fail(line_no, fmt::format("unknown directive '{}' (.uop, .name, .config)", tok[0]));
     } else {
       out.insns.push_back(parse_insn(line_no, tok));
       out.insn_lines.push_back(line_no);
@@ -340,9 +366,13 @@ std::string disasm_listing(const std::vector<Instruction>& insns, const std::vec
 Program assemble(std::string_view text, const HwConfig& cfg, const std::string& name) {
   const IsaSpec spec(cfg);
   AsmListing l = parse_asm(text);
+  if (l.config && !(*l.config == cfg)) {
+    fail(l.config_line, fmt::format(".config {} differs from the configuration given ({}): {}", l.config->name(),
+                                    cfg.name(), config_differences(*l.config, cfg)));
+  }
   Program p;
   p.config = cfg;
-  p.name = name;
+  p.name = l.name.value_or(name);
   for (size_t i = 0; i < l.insns.size(); ++i) {
     try {
       (void)spec.encode(l.insns[i]);
@@ -370,9 +400,23 @@ std::string disassemble(const Program& p) {
   std::string name = p.name;
   std::replace(name.begin(), name.end(), '\n', ' ');
   std::replace(name.begin(), name.end(), '\r', ' ');
-  return fmt::format("# program '{}', config {}, {} instructions, {} uops\n", name, p.config.name(),
-                     p.insns.size(), p.uops.size()) +
-         disasm_listing(p.insns, p.uops);
+  std::string s = fmt::format("# program '{}', config {}, {} instructions, {} uops\n", name, p.config.name(),
+                              p.insns.size(), p.uops.size());
+  const bool plain_name = !p.name.empty() && p.name.find_first_of(" \t\r\n#\v\f") == std::string::npos;
+  if (plain_name) s += ".name " + p.name + "\n";
+  s += ".config " + nlohmann::ordered_json::parse(p.config.to_json()).dump() + "\n";
+  return s + disasm_listing(p.insns, p.uops);
+}
+
+std::string config_differences(const HwConfig& a, const HwConfig& b) {
+  const nlohmann::ordered_json ja = nlohmann::ordered_json::parse(a.to_json());
+  const nlohmann::ordered_json jb = nlohmann::ordered_json::parse(b.to_json());
+  std::string out;
+  for (auto it = ja.begin(); it != ja.end(); ++it) {
+    const nlohmann::ordered_json& vb = jb.at(it.key());
+    if (it.value() != vb) out += fmt::format("{}{} {} vs {}", out.empty() ? "" : ", ", it.key(), it.value().dump(), vb.dump());
+  }
+  return out;
 }
 
 }  // namespace tessel::isa

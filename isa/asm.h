@@ -10,7 +10,11 @@
 //   ALU <MIN|MAX|ADD|SHR|MUL> uop=BGN:END iter=OUT,IN dst=OUT,IN src=OUT,IN [imm=N] [use_imm=0] [reset] [deps=F]
 //   FINISH [deps=F]
 //   .uop DST SRC WGT
+//   .name NAME                      (at most once: the Program's name; NAME has no spaces)
+//   .config {"LOG_INP_WIDTH":3,...} (at most once: the HwConfig as one-line JSON, HwConfig::from_json)
 //
+// A UTF-8 byte order mark (EF BB BF) at the start of the text is skipped; a '\r' before a '\n'
+// is white space.
 // F is a '|'-separated subset of pop_prev, pop_next, push_prev, push_next (printed in that
 // order). For ALU, imm=N selects the immediate operand (use_imm = 1); `use_imm=0` after it keeps
 // the value but selects ACC[src] (only needed to show raw decoded bits). `.uop` lines append to
@@ -18,6 +22,7 @@
 // SRAM rows, DRAM elements of the memory type, strides in elements.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +40,14 @@ struct AsmListing {
   std::vector<Uop> uops;
   std::vector<int> insn_lines;  ///< insn_lines[i] = line of insns[i]
   std::vector<int> uop_lines;   ///< uop_lines[i] = line of uops[i]
+  std::optional<std::string> name;      ///< from a `.name` directive
+  std::optional<HwConfig> config;       ///< from a `.config` directive (validated)
+  int config_line = 0;                  ///< line of the `.config` directive (0 if none)
 };
 
 /// Parses assembler text (syntax only: values must fit uint32_t, imm int32_t; field widths are
-/// checked by assemble()). Throws UserError "line N: ..." naming the offending token.
+/// checked by assemble()). Throws UserError "line N: ..." naming the offending token, a repeated
+/// `.name`/`.config`, or a `.config` that HwConfig::from_json rejects.
 AsmListing parse_asm(std::string_view text);
 
 /// One instruction in canonical form, without a newline. Fields outside the instruction's format
@@ -56,11 +65,20 @@ std::string disasm_listing(const std::vector<Instruction>& insns, const std::vec
 /// index k at byte offset 4*k of the segment; the segment exists even when the table is empty).
 /// Every instruction and micro-op is encoded once to check its fields; errors name the line:
 /// "line 7: GEMM field uop_end: 20000 does not fit 14 bits (0..16383)". Does not run the
-/// verifier (see isa/verifier.h).
+/// verifier (see isa/verifier.h). A `.name` directive overrides `name`; a `.config` directive
+/// must equal `cfg` (UserError "line N: .config ... differs from ...: LOG_BUS_WIDTH 6 vs 7"
+/// otherwise; callers that want the text's config use parse_asm() first).
 Program assemble(std::string_view text, const HwConfig& cfg, const std::string& name = "asm");
 
 /// Disassembles a Program's micro-op table and stream: a comment line naming the program and its
-/// config, then disasm_listing(p.insns, p.uops).
+/// config, a `.name` line (when the name is non-empty and has no white space or '#'), a `.config`
+/// line with the full config, then disasm_listing(p.insns, p.uops). For a Program made by
+/// assemble() (one "uop" segment), assemble(disassemble(p), p.config) serialises to the same bytes.
 std::string disassemble(const Program& p);
+
+/// The keys (HwConfig::to_json names) whose values differ between `a` and `b`, as
+/// "KEY a_value vs b_value" joined by ", "; empty when a == b. Distinguishes configs whose
+/// name() is equal (name() omits LOG_BUS_WIDTH, CLOCK_MHZ, DRAM_LATENCY and the queue depths).
+std::string config_differences(const HwConfig& a, const HwConfig& b);
 
 }  // namespace tessel::isa

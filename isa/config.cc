@@ -1,12 +1,16 @@
 // HwConfig: VTA-style JSON parsing, validation and naming.
 #include "isa/config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "isa/program.h"
 #include "isa/spec.h"
@@ -135,8 +139,21 @@ void HwConfig::validate() const {
 
 HwConfig HwConfig::from_json(const std::string& json_text) {
   nlohmann::json j;
+  // Duplicate keys: nlohmann keeps the last one silently; the parser callback sees every key.
+  std::vector<std::string> keys_seen;
+  const nlohmann::json::parser_callback_t reject_duplicates =
+      [&keys_seen](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (event == nlohmann::json::parse_event_t::key && depth == 1) {
+          const std::string key = parsed.get<std::string>();
+          if (std::find(keys_seen.begin(), keys_seen.end(), key) != keys_seen.end()) {
+            throw_user_error("config: key '{}' is given twice", key);
+          }
+          keys_seen.push_back(key);
+        }
+        return true;
+      };
   try {
-    j = nlohmann::json::parse(json_text);
+    j = nlohmann::json::parse(json_text, reject_duplicates);
   } catch (const nlohmann::json::parse_error& e) {
     throw_user_error("config: malformed JSON at byte {}: {}", e.byte, e.what());
   }
@@ -179,6 +196,10 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
 }
 
 HwConfig HwConfig::from_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw_io_error("cannot read config file '{}': it is a directory", path);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_io_error("cannot read config file '{}'", path);
   std::ostringstream ss;

@@ -336,6 +336,20 @@ void write_npy_f32(const std::string& path, const std::vector<int64_t>& shape,
   write_file_bytes(path, encode_npy_f32(shape, data));
 }
 
+namespace {
+
+// "f32", "u16", "q7", "int8", "bf16": letters of a numeric type followed by a bit count.
+bool looks_like_dtype(const std::string& s) {
+  static const char* const kPrefixes[] = {"f", "u", "i", "q", "s", "bf", "fp", "int", "uint", "float"};
+  const size_t digits = s.find_first_of("0123456789");
+  if (digits == std::string::npos || digits == 0) return false;
+  if (s.find_first_not_of("0123456789", digits) != std::string::npos) return false;
+  const std::string prefix = s.substr(0, digits);
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) { return prefix == p; });
+}
+
+}  // namespace
+
 std::optional<NameSpec> spec_from_file_name(const std::string& path) {
   std::string name = base_name(path);
   if (!ends_with(name, ".bin")) return std::nullopt;
@@ -345,14 +359,32 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path) {
   if (us2 == std::string::npos || us2 == 0) return std::nullopt;
   const size_t us1 = name.find_last_of('_', us2 - 1);
   if (us1 == std::string::npos) return std::nullopt;
-  const auto dtype = parse_file_dtype(name.substr(us1 + 1, us2 - us1 - 1));
-  if (!dtype) return std::nullopt;
+  const std::string dtype_text = name.substr(us1 + 1, us2 - us1 - 1);
   const std::string dims = name.substr(us2 + 1);
-  if (dims.empty() || dims.find(',') != std::string::npos) return std::nullopt;
+  const auto dtype = parse_file_dtype(dtype_text);
+  // A dims token made of digits and 'x' (starting with a digit) marks the pattern.
+  const bool dims_like = !dims.empty() && dims[0] >= '0' && dims[0] <= '9' &&
+                         dims.find_first_not_of("0123456789x") == std::string::npos;
+  if (!dtype) {
+    if (dims_like && looks_like_dtype(dtype_text)) {
+      throw_user_error("{}: element type '{}' in the file name suffix '_{}_{}' is not one of f32, u8, i8, f64",
+                       path, dtype_text, dtype_text, dims);
+    }
+    return std::nullopt;
+  }
+  if (!dims_like) {
+    if (dims.empty() || dims.find_first_not_of("0123456789x,") == std::string::npos) {
+      throw_user_error("{}: the file name suffix '_{}_{}' has no valid shape (expected dimensions like "
+                       "1x3x224x224)",
+                       path, dtype_text, dims);
+    }
+    return std::nullopt;
+  }
   try {
     return NameSpec{*dtype, parse_shape(dims)};
-  } catch (const UserError&) {
-    return std::nullopt;
+  } catch (const UserError& e) {
+    throw_user_error("{}: the file name suffix '_{}_{}' has a malformed shape: {}", path, dtype_text, dims,
+                     e.what());
   }
 }
 

@@ -66,7 +66,10 @@ struct NameSpec {
   FileDType dtype = FileDType::kF32;
   std::vector<int64_t> shape;
 };
-/// Returns the spec for names that follow the pattern, std::nullopt otherwise (never throws).
+/// Returns the spec for names that follow the pattern, std::nullopt for names that do not. Throws
+/// UserError for a name that has the pattern but is malformed: a known dtype followed by a bad
+/// shape ("x_f32_0x28.bin", "x_f32_1xx28.bin", "x_f32_.bin") or a dtype-like token that is not
+/// f32/u8/i8/f64 followed by a shape ("x_q7_1x1x28x28.bin").
 std::optional<NameSpec> spec_from_file_name(const std::string& path);
 
 /// Reads a raw little-endian binary of `dtype` elements with `shape`. Throws IoError if the file

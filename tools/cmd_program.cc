@@ -1,6 +1,7 @@
 // `tessel asm`, `tessel disasm` and `tessel sim`: single Programs.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 
 #include "isa/asm.h"
@@ -38,17 +39,39 @@ isa::Program load_program_binary(const std::string& path) {
   }
 }
 
-isa::Program assemble_file(const std::string& path, const isa::HwConfig& cfg) {
+// Assembles a text file. The configuration is --config's when given (a `.config` directive in
+// the text must then equal it), else the text's `.config`, else the defaults.
+isa::Program assemble_file(const std::string& path, const std::string& config_path) {
   const std::vector<uint8_t> bytes = support::read_file_bytes(path);
   if (std::memchr(bytes.data(), 0, bytes.size()) != nullptr) {
     throw_user_error("{} is neither a Program binary nor assembler text (it holds NUL bytes)", path);
   }
   const std::string text(bytes.begin(), bytes.end());
   try {
+    const isa::AsmListing listing = isa::parse_asm(text);
+    const isa::HwConfig cfg =
+        !config_path.empty() || !listing.config ? load_config(config_path) : *listing.config;
     return isa::assemble(text, cfg, stem_of(path));
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", path, e.what()));
   }
+}
+
+// Parses the BYTES of --alloc name=BYTES: a positive decimal count no larger than the device DRAM.
+uint64_t parse_alloc_bytes(const std::string& binding, const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw_user_error("--alloc {}: '{}' is not a positive byte count", binding, text);
+  }
+  uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range || v > kMaxDeviceDramBytes) {
+    throw_user_error("--alloc {}: {} bytes is too large; the device DRAM holds at most {} bytes", binding, text,
+                     kMaxDeviceDramBytes);
+  }
+  if (ec != std::errc() || ptr != text.data() + text.size() || v == 0) {
+    throw_user_error("--alloc {}: '{}' is not a positive byte count", binding, text);
+  }
+  return v;
 }
 
 // Splits "name=file".
@@ -74,7 +97,8 @@ uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
 
 int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
                 std::ostream& out) {
-  const isa::Program p = assemble_file(in_path, load_config(config_path));
+  check_output_path(out_path, "--output");
+  const isa::Program p = assemble_file(in_path, config_path);
   const std::vector<uint8_t> bytes = p.serialize();
   support::write_file_bytes(out_path, bytes);
   out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n", in_path,
@@ -89,6 +113,9 @@ int disasm_command(const std::string& in_path, std::ostream& out) {
 
 int sim_command(const SimCmdOptions& o, std::ostream& out) {
   if (o.sim != "fsim" && o.sim != "cycle") throw_user_error("unknown simulator '{}' (use fsim or cycle)", o.sim);
+  for (const std::string& binding : o.dump_segments) {
+    check_output_path(split_binding(binding, "--dump-segment").second, "--dump-segment");
+  }
   const std::vector<uint8_t> head = support::read_file_bytes(o.program_path);
   isa::Program p;
   const bool binary = is_program_binary(head);
@@ -97,27 +124,34 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
     if (!o.config_path.empty()) {
       const isa::HwConfig cfg = load_config(o.config_path);
       if (!(cfg == p.config)) {
-        throw_user_error("{} was built for config {} but --config {} gives {}", o.program_path,
-                         p.config.name(), o.config_path, cfg.name());
+        throw_user_error("{} was built for config {} but --config {} gives {} ({})", o.program_path,
+                         p.config.name(), o.config_path, cfg.name(), isa::config_differences(p.config, cfg));
       }
     }
-    if (!o.allocs.empty()) {
-      throw_user_error("--alloc is for assembler text; {} is a Program binary with its own segments",
-                       o.program_path);
-    }
   } else {
-    p = assemble_file(o.program_path, load_config(o.config_path));
+    p = assemble_file(o.program_path, o.config_path);
   }
 
-  // Input data. A text program gets one new input segment per --segment (then one output segment
-  // per --alloc), appended to its image in command-line order.
+  // Input data. --segment NAME=FILE writes FILE into the input segment NAME when the Program has
+  // one, else appends a new input segment holding FILE; then each --alloc appends a zero-filled
+  // output segment. Binary Programs and assembler text are treated alike, in command-line order.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;
+  const auto has_segment = [&](const std::string& name) {
+    for (const isa::Segment& seg : p.segments) {
+      if (seg.name == name) return true;
+    }
+    return false;
+  };
   for (const std::string& binding : o.segments) {
     const auto [name, file] = split_binding(binding, "--segment");
+    for (const auto& [done, data] : inputs) {
+      if (done == name) throw_user_error("--segment {}: segment '{}' is given twice", binding, name);
+    }
     std::vector<uint8_t> data = support::read_file_bytes(file);
-    if (!binary) {
-      for (const isa::Segment& seg : p.segments) {
-        if (seg.name == name) throw_user_error("--segment {}: segment '{}' already exists", binding, name);
+    if (!has_segment(name)) {
+      if (data.size() > kMaxDeviceDramBytes) {
+        throw_user_error("--segment {}: {} holds {} bytes, more than the device DRAM ({} bytes)", binding, file,
+                         data.size(), kMaxDeviceDramBytes);
       }
       p.add_segment(name, isa::SegmentKind::kInput, data.size());
     }
@@ -134,16 +168,37 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
   }
   for (const std::string& binding : o.allocs) {
     const auto [name, size_text] = split_binding(binding, "--alloc");
-    if (size_text.empty() || size_text.size() > 12 ||
-        size_text.find_first_not_of("0123456789") != std::string::npos || std::stoull(size_text) == 0) {
-      throw_user_error("--alloc {}: '{}' is not a positive byte count", binding, size_text);
-    }
-    for (const isa::Segment& seg : p.segments) {
-      if (seg.name == name) throw_user_error("--alloc {}: segment '{}' already exists", binding, name);
-    }
-    p.add_segment(name, isa::SegmentKind::kOutput, std::stoull(size_text));
+    const uint64_t size = parse_alloc_bytes(binding, size_text);
+    if (has_segment(name)) throw_user_error("--alloc {}: segment '{}' already exists", binding, name);
+    p.add_segment(name, isa::SegmentKind::kOutput, size);
   }
-  isa::verify(p);
+  if (dram_bytes_for({p}) > kMaxDeviceDramBytes) {
+    throw_user_error("program '{}' needs {} bytes of device DRAM with its segments, more than the {} bytes "
+                     "the device has",
+                     p.name, dram_bytes_for({p}), kMaxDeviceDramBytes);
+  }
+  // The device loads a non-empty image; a program without micro-ops or segments (e.g. FINISH
+  // alone) gets one zero-filled alignment block in its (empty) uop segment so that it runs.
+  if (p.image.empty() && !p.segments.empty()) {
+    p.segments.front().size_bytes = isa::kImageAlign;
+    p.image.assign(isa::kImageAlign, 0);
+  }
+  for (const std::string& binding : o.dump_segments) {
+    const std::string name = split_binding(binding, "--dump-segment").first;
+    if (!has_segment(name)) throw_user_error("--dump-segment {}: program '{}' has no segment '{}'", binding, p.name, name);
+  }
+  try {
+    isa::verify(p);
+  } catch (const UserError& e) {
+    // A Program from `tessel asm` holds only its micro-ops: its data segments come from the
+    // command line.
+    if (o.segments.empty() && o.allocs.empty() && p.segments.size() == 1) {
+      throw UserError(fmt::format("{} (the program has only its '{}' segment: add its data with --segment "
+                                  "NAME=FILE and --alloc NAME=BYTES)",
+                                  e.what(), p.segments[0].name));
+    }
+    throw;
+  }
 
   out << fmt::format("program   {} ({} instructions, {} micro-ops, {} image bytes)\n", p.name, p.insns.size(),
                      p.uops.size(), p.image.size());

@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 
 #include "compiler/driver/compile.h"
+#include "isa/asm.h"
 #include "runtime/device.h"
 #include "runtime/graph_executor.h"
 #include "support/error.h"
@@ -82,50 +86,181 @@ isa::HwConfig load_config(const std::string& path) {
   return cfg;
 }
 
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty()) return;
+  std::error_code ec;
+  const std::filesystem::path fp(path);
+  if (std::filesystem::is_directory(fp, ec)) throw_user_error("{} {}: is a directory", option, path);
+  const std::filesystem::path parent = fp.parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    throw_user_error("{} {}: directory {} does not exist", option, path, parent.string());
+  }
+}
+
+namespace {
+
+constexpr char kExecutableMagic[] = "TSLEXEC1";
+
+bool is_executable_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return false;
+  std::ifstream f(path, std::ios::binary);
+  char head[8] = {};
+  return f.read(head, 8) && std::memcmp(head, kExecutableMagic, 8) == 0;
+}
+
+// A model with no symbolic batch dimension ignores --batch: that is an error for --batch > 1.
+void check_batch_applies(const std::string& model, int64_t batch,
+                         const std::vector<std::vector<int64_t>>& shapes_at_batch) {
+  if (batch == 1) return;
+  const std::vector<std::vector<int64_t>> at_one = compiler::ReferenceModel::load(model, 1).input_shapes();
+  if (at_one == shapes_at_batch) {
+    throw_user_error("--batch {}: {} has no symbolic (named) batch dimension in its inputs; its input "
+                     "shapes are fixed",
+                     batch, model);
+  }
+}
+
+std::string files_text(const std::vector<std::string>& files) {
+  std::string s;
+  for (const std::string& f : files) s += (s.empty() ? "" : ", ") + f;
+  return s;
+}
+
+// Layer rows of an Executable read from a .tsx, which carries no compiler::LayerInfo: one per
+// step that computes (layout and (de/re)quantisation steps are "other CPU steps").
+std::vector<compiler::LayerInfo> layers_of_executable(const runtime::Executable& exe) {
+  std::vector<compiler::LayerInfo> layers;
+  for (size_t s = 0; s < exe.steps.size(); ++s) {
+    const runtime::Step& st = exe.steps[s];
+    if (st.op == "pack_nchwnc" || st.op == "unpack_nchwnc" || st.op == "reshape" || st.op == "quantize" ||
+        st.op == "dequantize" || st.op == "requantize") {
+      continue;
+    }
+    compiler::LayerInfo li;
+    li.step = static_cast<int>(s);
+    li.name = st.name;
+    li.op = st.op;
+    if (!st.inputs.empty()) li.in_shape = exe.tensors.at(static_cast<size_t>(st.inputs[0])).shape;
+    if (!st.outputs.empty()) li.out_shape = exe.tensors.at(static_cast<size_t>(st.outputs[0])).shape;
+    li.placement = st.placement;
+    layers.push_back(std::move(li));
+  }
+  return layers;
+}
+
+}  // namespace
+
 int run_command(const RunOptions& o, std::ostream& out) {
   check_sim_kind(o.sim);
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
-  const isa::HwConfig cfg = load_config(o.config_path);
+  check_output_path(o.output_path, "--output");
+  check_output_path(o.report_json, "--report-json");
+  const bool from_tsx = is_executable_file(o.model);
 
-  // The float reference also gives the graph inputs' names and shapes.
-  compiler::ReferenceModel ref = compiler::ReferenceModel::load(o.model, o.batch);
-  const std::vector<std::string> names = ref.input_names();
-  const std::vector<std::vector<int64_t>> shapes = ref.input_shapes();
-  if (o.inputs.size() != names.size()) {
-    std::string list;
-    for (size_t i = 0; i < names.size(); ++i) {
-      list += fmt::format("{}'{}' {}", i ? ", " : "", names[i], support::shape_to_string(shapes[i]));
-    }
-    throw_user_error("{} has {} graph input(s) ({}) but {} --input file(s) were given", o.model,
-                     names.size(), list, o.inputs.size());
-  }
-  if (o.shape && o.inputs.size() != 1) throw_user_error("--shape needs exactly one --input");
-  std::vector<runtime::HostTensor> inputs;
-  for (size_t i = 0; i < names.size(); ++i) {
-    inputs.push_back(load_input(o.inputs[i], o.shape, shapes[i], names[i], o.nhwc));
-  }
-
-  compiler::CompileOptions copts;
-  copts.config = cfg;
-  copts.offload = o.offload;
-  copts.batch = o.batch;
-  copts.dump_ir_after = o.dump_ir;
+  compiler::CompileResult cr;
+  std::optional<compiler::ReferenceModel> ref;
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> shapes;
+  isa::HwConfig cfg;
   std::string calib_text;
-  if (o.calib.empty()) {
-    copts.calibration = {inputs};
-    calib_text = "the run input itself (no --calib given)";
+  double compile_ms = 0;
+  std::vector<runtime::HostTensor> inputs;
+  const auto load_inputs = [&] {
+    if (o.inputs.size() != names.size()) {
+      std::string list;
+      for (size_t i = 0; i < names.size(); ++i) {
+        list += fmt::format("{}'{}' {}", i ? ", " : "", names[i], support::shape_to_string(shapes[i]));
+      }
+      throw_user_error("{} has {} graph input(s) ({}) but {} --input file(s) were given", o.model,
+                       names.size(), list, o.inputs.size());
+    }
+    if (o.shape && o.inputs.size() != 1) throw_user_error("--shape needs exactly one --input");
+    for (size_t i = 0; i < names.size(); ++i) {
+      inputs.push_back(load_input(o.inputs[i], o.shape, shapes[i], names[i], o.nhwc));
+    }
+  };
+  if (from_tsx) {
+    // A compiled Executable (`tessel compile`): run as is; compile-time options do not apply.
+    const std::pair<bool, const char*> unused[] = {{!o.calib.empty(), "--calib"},
+                                                   {o.batch != 1, "--batch"},
+                                                   {!o.offload, "--no-offload"},
+                                                   {!o.dump_ir.empty(), "--dump-ir"}};
+    for (const auto& [given, option] : unused) {
+      if (given) throw_user_error("{} does not apply to {}: it is an already compiled executable", option, o.model);
+    }
+    try {
+      cr.exe = runtime::Executable::deserialize(support::read_file_bytes(o.model));
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: {}", o.model, e.what()));
+    }
+    cfg = cr.exe.config;
+    if (!o.config_path.empty()) {
+      const isa::HwConfig given = load_config(o.config_path);
+      if (!(given == cfg)) {
+        throw_user_error("{} was compiled for config {} but --config {} gives {} ({})", o.model, cfg.name(),
+                         o.config_path, given.name(), isa::config_differences(cfg, given));
+      }
+    }
+    for (int idx : cr.exe.inputs) {
+      const runtime::TensorDesc& t = cr.exe.tensors.at(static_cast<size_t>(idx));
+      names.push_back(t.name);
+      shapes.push_back(t.shape);
+    }
+    load_inputs();
+    if (!o.reference_model.empty()) {
+      ref = compiler::ReferenceModel::load(o.reference_model, shapes.empty() || shapes[0].empty() ? 1 : shapes[0][0]);
+      if (ref->input_shapes() != shapes) {
+        throw_user_error("--reference {} takes inputs of other shapes than {}", o.reference_model, o.model);
+      }
+    }
+    cr.layers = layers_of_executable(cr.exe);
   } else {
-    copts.calibration = calibration_sets(o.calib, shapes, names, o.nhwc);
-    std::string files;
-    for (const std::string& f : o.calib) files += (files.empty() ? "" : ", ") + f;
-    calib_text = fmt::format("{} sample(s) from {}", copts.calibration.size(), files);
+    if (!o.reference_model.empty()) {
+      throw_user_error("--reference is for compiled executables (.tsx); {} is compared with itself in float",
+                       o.model);
+    }
+    cfg = load_config(o.config_path);
+    // The float reference also gives the graph inputs' names and shapes.
+    ref = compiler::ReferenceModel::load(o.model, o.batch);
+    names = ref->input_names();
+    shapes = ref->input_shapes();
+    check_batch_applies(o.model, o.batch, shapes);
+    load_inputs();
+    compiler::CompileOptions copts;
+    copts.config = cfg;
+    copts.offload = o.offload;
+    copts.batch = o.batch;
+    copts.dump_ir_after = o.dump_ir;
+    if (o.calib.empty()) {
+      copts.calibration = {inputs};
+      calib_text = "the run input itself (no --calib given)";
+    } else {
+      copts.calibration = calibration_sets(o.calib, shapes, names, o.nhwc);
+      calib_text = fmt::format("{} sample(s) from {}", copts.calibration.size(), files_text(o.calib));
+    }
+    const auto t_compile = Clock::now();
+    cr = compiler::compile_onnx(o.model, copts);
+    compile_ms = seconds_since(t_compile) * 1e3;
+    if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
   }
 
-  const auto t_compile = Clock::now();
-  compiler::CompileResult cr = compiler::compile_onnx(o.model, copts);
-  const double compile_ms = seconds_since(t_compile) * 1e3;
-  if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
+  // Labels are read (and checked against the class count) before the run.
+  std::vector<std::string> given_labels;
+  if (!o.labels_path.empty()) given_labels = read_labels(o.labels_path);
+  if (!cr.exe.outputs.empty()) {
+    const runtime::TensorDesc& t0 = cr.exe.tensors.at(static_cast<size_t>(cr.exe.outputs[0]));
+    const int64_t k = class_count(t0.shape);
+    if (!o.labels_path.empty() && k > 0 && given_labels.size() != static_cast<size_t>(k)) {
+      throw_user_error("--labels {} has {} lines but output '{}' has {} classes", o.labels_path,
+                       given_labels.size(), t0.name, k);
+    }
+    if (!o.labels_path.empty() && k == 0) {
+      throw_user_error("--labels {}: output '{}' {} is not a classifier output", o.labels_path, t0.name,
+                       support::shape_to_string(t0.shape));
+    }
+  }
 
   // The measured run: the chosen simulator, no CPU timing inside, so its wall time is the
   // simulator's (plus the CPU-placed steps, subtracted below).
@@ -149,10 +284,17 @@ int run_command(const RunOptions& o, std::ostream& out) {
   const std::vector<runtime::HostTensor> outputs_fsim = exec_cpu.run(inputs);
   const std::vector<runtime::StepMeasurement>& meas_cpu = exec_cpu.measurements();
 
-  const std::vector<runtime::HostTensor> ref_outputs = ref.run(inputs);
-  if (ref_outputs.size() != outputs.size()) {
-    throw_internal_error("compiled model has {} outputs but the reference has {}", outputs.size(),
-                         ref_outputs.size());
+  std::vector<runtime::HostTensor> ref_outputs;
+  if (ref) {
+    ref_outputs = ref->run(inputs);
+    if (ref_outputs.size() != outputs.size()) {
+      if (from_tsx) {
+        throw_user_error("{} has {} outputs but --reference {} has {}", o.model, outputs.size(),
+                         o.reference_model, ref_outputs.size());
+      }
+      throw_internal_error("compiled model has {} outputs but the reference has {}", outputs.size(),
+                           ref_outputs.size());
+    }
   }
 
   RunReport r;
@@ -165,36 +307,44 @@ int run_command(const RunOptions& o, std::ostream& out) {
   r.offload = o.offload;
   r.quantized_by_tessel = cr.quantized_by_tessel;
   if (cr.quantized_by_tessel) r.calibration = calib_text;
-  r.compile_ms = compile_ms;
+  r.executable = from_tsx;
+  if (from_tsx) r.reference_model = o.reference_model;
+  if (!from_tsx) r.compile_ms = compile_ms;
   r.outputs_match_fsim = true;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].bytes != outputs_fsim[i].bytes) r.outputs_match_fsim = false;
   }
 
-  std::vector<std::string> labels;
   for (size_t i = 0; i < outputs.size(); ++i) {
     OutputReport orep;
     const int tensor_index = cr.exe.outputs.at(i);
     orep.name = cr.exe.tensors.at(static_cast<size_t>(tensor_index)).name;
     orep.shape = outputs[i].shape;
     const std::vector<float> v = tensor_values(outputs[i]);
-    const std::vector<float> rv = tensor_values(ref_outputs[i]);
-    if (v.size() != rv.size()) {
-      throw_internal_error("output {} has {} values but the reference has {}", i, v.size(), rv.size());
-    }
     const int64_t k = class_count(orep.shape);
     orep.classifier = k > 0;
-    orep.error = compute_error(v, rv, k);
+    if (ref) {
+      const std::vector<float> rv = tensor_values(ref_outputs[i]);
+      if (v.size() != rv.size()) {
+        if (from_tsx) {
+          throw_user_error("output {} of {} has {} values but --reference {} gives {}", i, o.model, v.size(),
+                           o.reference_model, rv.size());
+        }
+        throw_internal_error("output {} has {} values but the reference has {}", i, v.size(), rv.size());
+      }
+      orep.error = compute_error(v, rv, k);
+    }
     if (orep.classifier) {
+      std::vector<std::string> labels;
       if (i == 0) {
         if (!o.labels_path.empty()) {
-          labels = read_labels(o.labels_path);
+          labels = given_labels;
         } else {
           std::vector<std::string> candidates;
           for (const std::string& d : o.label_search_dirs) {
             candidates.push_back(d + "/data/imagenet/imagenet_classes.txt");
           }
-          labels = default_labels(k, shapes[0], candidates);
+          labels = default_labels(k, shapes.empty() ? std::vector<int64_t>{} : shapes[0], candidates);
         }
       }
       for (int64_t idx : top_k(v.data(), k, 5)) {
@@ -207,12 +357,6 @@ int run_command(const RunOptions& o, std::ostream& out) {
     }
     r.outputs.push_back(std::move(orep));
   }
-  if (!o.labels_path.empty() && r.outputs[0].classifier &&
-      labels.size() != static_cast<size_t>(class_count(r.outputs[0].shape))) {
-    out << fmt::format("note: {} has {} labels but the model has {} classes\n", o.labels_path,
-                       labels.size(), class_count(r.outputs[0].shape));
-  }
-
   // Layers: the compiler's LayerInfo joined with the two runs' measurements.
   std::set<int> layer_steps;
   for (const compiler::LayerInfo& li : cr.layers) {
@@ -234,7 +378,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     row.in_shape = li.in_shape;
     row.out_shape = li.out_shape;
     row.placement = li.placement == runtime::Placement::kAccel ? "accel" : "cpu";
-    row.macs = li.macs;
+    row.macs = from_tsx ? mc.macs : li.macs;
     row.cpu_us = mc.cpu_seconds * 1e6;
     row.cpu_cycles = mc.cpu_cycles;
     if (li.placement == runtime::Placement::kAccel) {
@@ -291,17 +435,33 @@ int run_command(const RunOptions& o, std::ostream& out) {
 int compile_command(const CompileCmdOptions& o, std::ostream& out) {
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
+  check_output_path(o.output_path, "--output");
   compiler::CompileOptions copts;
   copts.config = load_config(o.config_path);
   copts.offload = o.offload;
   copts.batch = o.batch;
   copts.dump_ir_after = o.dump_ir;
-  if (!o.calib.empty()) {
+  if (!o.calib.empty() || o.batch != 1) {
     compiler::ReferenceModel ref = compiler::ReferenceModel::load(o.model, o.batch);
-    copts.calibration = calibration_sets(o.calib, ref.input_shapes(), ref.input_names(), o.nhwc);
+    check_batch_applies(o.model, o.batch, ref.input_shapes());
+    if (!o.calib.empty()) {
+      copts.calibration = calibration_sets(o.calib, ref.input_shapes(), ref.input_names(), o.nhwc);
+    }
   }
   const auto t0 = Clock::now();
-  compiler::CompileResult cr = compiler::compile_onnx(o.model, copts);
+  compiler::CompileResult cr;
+  try {
+    cr = compiler::compile_onnx(o.model, copts);
+  } catch (const UserError& e) {
+    // The compiler names its API (CompileOptions::calibration); on the command line the fix is
+    // --calib.
+    if (o.calib.empty() && std::string_view(e.what()).find("CompileOptions::calibration") != std::string_view::npos) {
+      throw_user_error("{} is a float model: quantising it needs calibration inputs; pass --calib FILE "
+                       "(one or more input tensor files)",
+                       o.model);
+    }
+    throw;
+  }
   const double ms = seconds_since(t0) * 1e3;
   if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
   const std::vector<uint8_t> bytes = cr.exe.serialize();

@@ -16,7 +16,10 @@ namespace tessel::tools {
 
 /// Options of `tessel run`.
 struct RunOptions {
-  std::string model;                   ///< ONNX file
+  std::string model;                   ///< ONNX file, or an Executable (.tsx, TSLEXEC1 magic)
+  /// For an Executable: the ONNX model whose float evaluation the outputs are compared with
+  /// ("" = no comparison). An error for ONNX models (they are their own reference).
+  std::string reference_model;
   std::vector<std::string> inputs;     ///< one tensor file per graph input, in graph order
   std::optional<std::vector<int64_t>> shape;  ///< --shape for raw inputs
   bool nhwc = false;                   ///< input files are NHWC; transpose to NCHW
@@ -32,8 +35,10 @@ struct RunOptions {
   std::vector<std::string> label_search_dirs;  ///< where data/imagenet/imagenet_classes.txt is looked for
 };
 
-/// Compiles and runs a model, prints the top-5, the error against the float reference and the
-/// per-layer report (tools/report.h); writes --output and --report-json.
+/// Compiles and runs a model (or runs an Executable written by `tessel compile`), prints the
+/// top-5, the error against the float reference and the per-layer report (tools/report.h); writes
+/// --output and --report-json. Output paths, --labels (line count == class count) and --batch
+/// (the model must have a symbolic batch dimension when it is not 1) are checked before compiling.
 int run_command(const RunOptions& o, std::ostream& out);
 
 /// Options of `tessel compile`.
@@ -51,9 +56,13 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out);
 int config_command(const std::string& config_path, std::ostream& out);
 
 /// `tessel asm IN.s -o OUT.bin`: assembles text into a serialised Program (Program::serialize).
+/// The configuration is `config_path`'s when given (a `.config` directive in the text must equal
+/// it), else the text's `.config` directive, else the defaults; a `.name` directive names the
+/// Program (else the file stem).
 int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
                 std::ostream& out);
-/// `tessel disasm PROGRAM.bin`: prints the Program as assembler text.
+/// `tessel disasm PROGRAM.bin`: prints the Program as assembler text with `.name` and `.config`
+/// directives, so that `tessel asm` of the text gives back the same bytes (isa::disassemble).
 int disasm_command(const std::string& in_path, std::ostream& out);
 
 /// Options of `tessel sim`.
@@ -61,10 +70,12 @@ struct SimCmdOptions {
   std::string program_path;            ///< Program::serialize binary or assembler text
   std::string sim = "fsim";
   std::string config_path;             ///< for text programs (binary ones carry their config)
-  /// "name=file": raw bytes written into an input segment. A binary Program must have the input
-  /// segment; for assembler text a new input segment is appended to the image (in order).
+  /// "name=file": raw bytes written into the Program's input segment `name`; when the Program has
+  /// no segment of that name (binary or text alike), a new input segment holding the file is
+  /// appended to the image (in command-line order).
   std::vector<std::string> segments;
-  /// "name=BYTES": assembler text only: appends a zero-filled output segment (after --segment's).
+  /// "name=BYTES": appends a zero-filled output segment of BYTES (1..kMaxDeviceDramBytes) bytes,
+  /// after the --segment ones; binary Programs and assembler text alike.
   std::vector<std::string> allocs;
   std::vector<std::string> dump_segments;  ///< "name=file": segment bytes written out after the run
 };
@@ -76,6 +87,15 @@ int sim_command(const SimCmdOptions& o, std::ostream& out);
 /// instruction) rounded up to isa::kImageAlign, plus 64 KiB, rounded up to 1 MiB. Keeps the
 /// simulator's DRAM (allocated and zeroed up front) as small as the work needs.
 uint64_t dram_bytes_for(const std::vector<isa::Program>& programs);
+
+/// The largest device DRAM the command line creates: 1 GiB, runtime::Device::create's default.
+/// `tessel sim` rejects --alloc / --segment sizes (and Programs) that need more.
+inline constexpr uint64_t kMaxDeviceDramBytes = uint64_t{1} << 30;
+
+/// Checks, before any work, that `path` (the value of `option`) can be written: it is not a
+/// directory, and its parent directory exists. Throws UserError "--output /x/y.npy: directory /x
+/// does not exist" / "...: is a directory".
+void check_output_path(const std::string& path, const std::string& option);
 
 /// Loads the HwConfig of --config (defaults when `path` is empty). Throws IoError / UserError.
 isa::HwConfig load_config(const std::string& path);

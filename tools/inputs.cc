@@ -1,6 +1,9 @@
 #include "tools/inputs.h"
 
+#include <cmath>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "support/error.h"
 
@@ -29,6 +32,21 @@ std::vector<float> nhwc_to_nchw(const std::vector<float>& in, const std::vector<
 bool is_nhwc_of(const std::vector<int64_t>& file, const std::vector<int64_t>& nchw) {
   return file.size() == 4 && nchw.size() == 4 && file[0] == nchw[0] && file[1] == nchw[2] &&
          file[2] == nchw[3] && file[3] == nchw[1];
+}
+
+// Rejects NaN and infinite values: they would propagate silently through quantisation.
+void check_finite(const support::FloatTensor& t, const std::string& path, const char* what) {
+  int64_t count = 0, first = -1;
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    if (!std::isfinite(t.data[i])) {
+      if (first < 0) first = static_cast<int64_t>(i);
+      ++count;
+    }
+  }
+  if (count > 0) {
+    throw_user_error("{} {} holds {} non-finite value(s) (NaN or infinity); the first is element {} ({})", what,
+                     path, count, first, t.data[static_cast<size_t>(first)]);
+  }
 }
 
 }  // namespace
@@ -108,10 +126,20 @@ runtime::HostTensor load_input(const std::string& path, const std::optional<std:
                                bool nhwc) {
   const bool raw_unshaped = path.size() < 4 || path.compare(path.size() - 4, 4, ".npy") != 0;
   if (!shape && raw_unshaped && !support::spec_from_file_name(path)) {
-    return to_model_input(support::read_raw(path, support::FileDType::kF32, expected), expected,
-                          input_name, path, nhwc);
+    if (nhwc) {
+      throw_user_error("{} is a raw binary without a shape, so --nhwc cannot tell its layout: pass --shape "
+                       "N,H,W,C (e.g. --shape {}) or name it like x_f32_NxHxWxC.bin",
+                       path, expected.size() == 4 ? fmt::format("{},{},{},{}", expected[0], expected[2],
+                                                                expected[3], expected[1])
+                                                  : std::string("1,224,224,3"));
+    }
+    const support::FloatTensor t = support::read_raw(path, support::FileDType::kF32, expected);
+    check_finite(t, path, "input");
+    return to_model_input(t, expected, input_name, path, nhwc);
   }
-  return to_model_input(support::read_tensor_file(path, shape), expected, input_name, path, nhwc);
+  const support::FloatTensor t = support::read_tensor_file(path, shape);
+  check_finite(t, path, "input");
+  return to_model_input(t, expected, input_name, path, nhwc);
 }
 
 std::vector<std::vector<runtime::HostTensor>> load_calibration(const std::vector<std::string>& files,
@@ -140,6 +168,7 @@ std::vector<std::vector<runtime::HostTensor>> load_calibration(const std::vector
     } else {
       t = support::read_tensor_file(path);
     }
+    check_finite(t, path, "calibration file");
     const int64_t have = static_cast<int64_t>(t.data.size());
     if (per == 0 || have == 0 || have % per != 0) {
       throw_user_error("calibration file {} has shape {} ({} elements), not a positive multiple of "

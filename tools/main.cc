@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   RunOptions ro;
   std::string shape_text;
   CLI::App* run = app.add_subcommand("run", "compile a model, run it on a simulator, report accuracy and per-layer performance");
-  run->add_option("model", ro.model, "ONNX model")->required();
+  run->add_option("model", ro.model, "ONNX model, or an executable (.tsx) from tessel compile")->required();
+  run->add_option("--reference", ro.reference_model, "for an executable: the ONNX model to compare with in float");
   run->add_option("--input,-i", ro.inputs, "input tensor file(s) (.npy, or raw float32 .bin), one per graph input")->required();
   run->add_option("--shape", shape_text, "shape of a raw .bin input, e.g. 1,3,224,224");
   run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
@@ -97,8 +98,8 @@ int main(int argc, char** argv) {
   simc->add_option("--sim", so.sim, "simulator: fsim or cycle")
       ->check(CLI::IsMember({"fsim", "cycle"}))->capture_default_str();
   simc->add_option("--config", so.config_path, "hardware configuration JSON (text programs)");
-  simc->add_option("--segment", so.segments, "name=file: raw bytes for an input segment (text programs: appends one)");
-  simc->add_option("--alloc", so.allocs, "name=BYTES: text programs: append a zero-filled output segment");
+  simc->add_option("--segment", so.segments, "name=file: raw bytes for an input segment (appended when the program has none of that name)");
+  simc->add_option("--alloc", so.allocs, "name=BYTES: append a zero-filled output segment");
   simc->add_option("--dump-segment", so.dump_segments, "name=file: write a segment's bytes after the run");
 
   // ---- config ----

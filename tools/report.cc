@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "support/error.h"
@@ -13,7 +14,16 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+ordered_json opt(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? ordered_json(*v) : ordered_json(nullptr);
+}
+
+// Ranks NaN below every number so that sorting with NaN present stays a strict weak order.
+bool ranks_above(float a, float b) {
+  if (std::isnan(a)) return false;
+  if (std::isnan(b)) return true;
+  return a > b;
+}
 
 std::string fmt_opt(const std::optional<double>& v, const char* spec_suffix) {
   if (!v) return "-";
@@ -85,7 +95,8 @@ std::vector<int64_t> top_k(const float* values, int64_t n, int64_t k) {
   std::iota(idx.begin(), idx.end(), 0);
   k = std::min(k, n);
   std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
-    if (values[a] != values[b]) return values[a] > values[b];
+    if (ranks_above(values[a], values[b])) return true;
+    if (ranks_above(values[b], values[a])) return false;
     return a < b;
   });
   idx.resize(static_cast<size_t>(k));
@@ -96,14 +107,23 @@ ErrorStats compute_error(const std::vector<float>& out, const std::vector<float>
   TESSEL_CHECK(out.size() == ref.size() && !out.empty(), "output has {} values, reference {}",
                out.size(), ref.size());
   ErrorStats e;
-  double signal = 0, noise = 0;
   for (size_t i = 0; i < out.size(); ++i) {
+    e.non_finite += !std::isfinite(out[i]);
+    e.non_finite += !std::isfinite(ref[i]);
+  }
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < out.size() && e.non_finite == 0; ++i) {
     const double d = static_cast<double>(out[i]) - static_cast<double>(ref[i]);
     e.max_abs_error = std::max(e.max_abs_error, std::abs(d));
     signal += static_cast<double>(ref[i]) * ref[i];
     noise += d * d;
   }
-  if (noise > 0) e.snr_db = 10.0 * std::log10(signal / noise);
+  if (e.non_finite > 0) {
+    e.max_abs_error = std::numeric_limits<double>::quiet_NaN();
+    e.snr_db = std::numeric_limits<double>::quiet_NaN();
+  } else if (noise > 0) {
+    e.snr_db = 10.0 * std::log10(signal / noise);
+  }
   if (classes > 0 && out.size() % static_cast<size_t>(classes) == 0) {
     e.top1_agree = true;
     for (size_t row = 0; row < out.size() / classes; ++row) {
@@ -162,8 +182,12 @@ ordered_json to_json(const RunReport& r) {
   j["offload"] = r.offload;
   j["quantized_by_tessel"] = r.quantized_by_tessel;
   j["calibration"] = r.calibration.empty() ? ordered_json(nullptr) : ordered_json(r.calibration);
-  j["compile_ms"] = r.compile_ms;
-  j["outputs_match_fsim"] = r.outputs_match_fsim;
+  j["executable"] = r.executable;
+  j["reference_model"] = r.has_reference() ? ordered_json(r.executable ? r.reference_model : r.model)
+                                           : ordered_json(nullptr);
+  j["compile_ms"] = r.executable ? ordered_json(nullptr) : ordered_json(r.compile_ms);
+  const bool timed = r.simulator != "fsim";
+  j["outputs_match_fsim"] = timed ? ordered_json(r.outputs_match_fsim) : ordered_json(nullptr);
   j["cpu_cycles_source"] = r.cpu_cycles_source;
   ordered_json outs = ordered_json::array();
   for (const OutputReport& o : r.outputs) {
@@ -180,12 +204,17 @@ ordered_json to_json(const RunReport& r) {
       top.push_back(je);
     }
     jo["top"] = top;
-    ordered_json err;
-    err["max_abs_error"] = o.error.max_abs_error;
-    err["snr_db"] = opt(o.error.snr_db);
-    err["top1_agree"] = o.classifier ? ordered_json(o.error.top1_agree) : ordered_json(nullptr);
-    err["reference_top1"] = o.classifier ? ordered_json(o.error.reference_top1) : ordered_json(nullptr);
-    jo["error_vs_reference"] = err;
+    if (r.has_reference()) {
+      ordered_json err;
+      err["max_abs_error"] = opt(o.error.max_abs_error);
+      err["snr_db"] = opt(o.error.snr_db);
+      err["non_finite"] = o.error.non_finite;
+      err["top1_agree"] = o.classifier ? ordered_json(o.error.top1_agree) : ordered_json(nullptr);
+      err["reference_top1"] = o.classifier ? ordered_json(o.error.reference_top1) : ordered_json(nullptr);
+      jo["error_vs_reference"] = err;
+    } else {
+      jo["error_vs_reference"] = nullptr;
+    }
     outs.push_back(jo);
   }
   j["outputs"] = outs;
@@ -198,7 +227,7 @@ ordered_json to_json(const RunReport& r) {
     jl["in_shape"] = l.in_shape;
     jl["out_shape"] = l.out_shape;
     jl["placement"] = l.placement;
-    jl["cycles"] = l.cycles;
+    jl["cycles"] = timed && l.placement == "accel" ? ordered_json(l.cycles) : ordered_json(nullptr);
     jl["macs"] = l.macs;
     jl["gemm_uops"] = l.gemm_uops;
     jl["gemm_utilisation"] = opt(l.gemm_utilisation);
@@ -213,8 +242,8 @@ ordered_json to_json(const RunReport& r) {
   ordered_json jt;
   jt["accel_layers"] = t.accel_layers;
   jt["cpu_layers"] = t.cpu_layers;
-  jt["cycles"] = t.cycles;
-  jt["accel_us"] = t.accel_us;
+  jt["cycles"] = timed ? ordered_json(t.cycles) : ordered_json(nullptr);
+  jt["accel_us"] = timed ? ordered_json(t.accel_us) : ordered_json(nullptr);
   jt["macs"] = t.macs;
   jt["accel_macs"] = t.accel_macs;
   jt["gemm_utilisation"] = opt(t.gemm_utilisation);
@@ -227,7 +256,7 @@ ordered_json to_json(const RunReport& r) {
   j["totals"] = jt;
   ordered_json js;
   js["wall_seconds"] = r.sim.wall_seconds;
-  js["cycles"] = r.sim.cycles;
+  js["cycles"] = timed ? ordered_json(r.sim.cycles) : ordered_json(nullptr);
   js["insns"] = r.sim.insns;
   js["cycles_per_second"] = opt(r.sim.cycles_per_second);
   js["insns_per_second"] = opt(r.sim.insns_per_second);
@@ -242,7 +271,14 @@ std::string render_text(const RunReport& r) {
   s += fmt::format("simulator  {}  (config {}, {} MHz, {} MACs/uop{})\n", r.simulator, r.config_name,
                    r.clock_mhz, r.macs_per_uop, r.offload ? "" : ", offload disabled");
   if (r.quantized_by_tessel) s += fmt::format("quantised  by tessel, calibrated on {}\n", r.calibration);
-  s += fmt::format("compiled   in {:.1f} ms\n", r.compile_ms);
+  if (r.executable) {
+    s += r.reference_model.empty()
+             ? std::string("compiled   ahead of time (executable); no float reference comparison (give "
+                           "--reference MODEL.onnx for one)\n")
+             : fmt::format("compiled   ahead of time (executable); float reference {}\n", r.reference_model);
+  } else {
+    s += fmt::format("compiled   in {:.1f} ms\n", r.compile_ms);
+  }
   for (const OutputReport& o : r.outputs) {
     s += fmt::format("\noutput '{}' {}\n", o.name, compact_shape(o.shape));
     if (o.classifier) {
@@ -252,6 +288,13 @@ std::string render_text(const RunReport& r) {
         s += fmt::format("    {}. class {:>4}  {:>12.6g}{}{}\n", i + 1, e.index, e.value, e.label.empty() ? "" : "  ",
                          e.label);
       }
+    }
+    if (!r.has_reference()) continue;
+    if (o.error.non_finite > 0) {
+      s += fmt::format("  vs float reference (CPU): max abs error nan, SNR nan ({} NaN/Inf values in the "
+                       "output and reference)\n",
+                       o.error.non_finite);
+      continue;
     }
     s += fmt::format("  vs float reference (CPU): max abs error {:.6g}, SNR {}, top-1 {}\n",
                      o.error.max_abs_error, o.error.snr_db ? fmt::format("{:.2f} dB", *o.error.snr_db)

@@ -22,9 +22,13 @@ struct TopEntry {
 
 /// The compiled model's output against the float reference (compiler::ReferenceModel).
 struct ErrorStats {
-  double max_abs_error = 0;     ///< max |out - ref| over all elements
-  /// 10*log10(sum ref^2 / sum (out-ref)^2) in dB; nullopt when the error is exactly zero (infinite).
+  /// max |out - ref| over all elements; NaN when either side holds a NaN or an infinity.
+  double max_abs_error = 0;
+  /// 10*log10(sum ref^2 / sum (out-ref)^2) in dB; nullopt when the error is exactly zero (infinite);
+  /// NaN when either side holds a NaN or an infinity.
   std::optional<double> snr_db;
+  /// Elements of out and ref together that are NaN or infinite (0 for finite data).
+  int64_t non_finite = 0;
   bool top1_agree = false;      ///< argmax(out) == argmax(ref) for every batch row
   int64_t reference_top1 = -1;  ///< argmax of the reference (first batch row)
 };
@@ -35,7 +39,7 @@ struct OutputReport {
   std::vector<int64_t> shape;
   bool classifier = false;        ///< 2-D [N,K] (or [N,K,1,1]) with K >= 2
   std::vector<TopEntry> top;      ///< top-5 (or top-K if K < 5) of batch row 0, classifiers only
-  ErrorStats error;
+  ErrorStats error;               ///< meaningful only when RunReport::has_reference()
 };
 
 /// One computing layer (compiler::LayerInfo joined with the run's StepMeasurement).
@@ -90,8 +94,14 @@ struct RunReport {
   bool offload = true;
   bool quantized_by_tessel = false;
   std::string calibration;        ///< what calibrated a float model ("" for quantised models)
-  double compile_ms = 0;
+  double compile_ms = 0;          ///< 0 (JSON null) when a compiled executable was run
   bool outputs_match_fsim = true; ///< the run's outputs equal an fsim run's, byte for byte
+  /// The model is an Executable (.tsx, `tessel compile`) rather than ONNX.
+  bool executable = false;
+  /// For an executable: the ONNX model given with --reference ("" = no float comparison).
+  std::string reference_model;
+  /// Whether outputs[].error compares against a float reference (always for ONNX models).
+  bool has_reference() const { return !executable || !reference_model.empty(); }
   /// What the CPU cycle figures count: "perf_cycles", "tsc_ticks" or "none"
   /// (runtime::StepMeasurement::cpu_cycles_source).
   std::string cpu_cycles_source;
@@ -104,7 +114,8 @@ struct RunReport {
 /// Error statistics of `out` against `ref` (same element count, > 0; InternalError otherwise);
 /// `classes` is the size of the last logical class axis for the top-1 check (0: no check).
 ErrorStats compute_error(const std::vector<float>& out, const std::vector<float>& ref, int64_t classes);
-/// Indices of the k largest values of values[0..n) in descending order (ties: lower index first).
+/// Indices of the k largest values of values[0..n) in descending order (ties: lower index first;
+/// NaN ranks below every number).
 std::vector<int64_t> top_k(const float* values, int64_t n, int64_t k);
 /// GEMM utilisation macs / (cycles * macs_per_uop), nullopt when a factor is zero.
 std::optional<double> gemm_utilisation(int64_t macs, uint64_t cycles, int macs_per_uop);
@@ -114,7 +125,9 @@ std::optional<double> speedup(double cpu_seconds, uint64_t cycles, double clock_
 void compute_totals(RunReport& report);
 
 /// The JSON form (nlohmann::ordered_json, keys in the documented order; optional values are
-/// null when absent). Schema: docs/usage.md "Report JSON".
+/// null when absent, and so are figures that do not apply: cycles and accel_us on fsim,
+/// outputs_match_fsim on fsim, error_vs_reference without a reference, NaN errors). Schema:
+/// docs/usage.md "Report JSON".
 nlohmann::ordered_json to_json(const RunReport& report);
 /// The human-readable form: header, top-5, error, the per-layer table, totals and simulator speed.
 std::string render_text(const RunReport& report);

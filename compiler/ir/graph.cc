@@ -262,10 +262,41 @@ void Graph::topo_sort() {
   nodes = std::move(sorted);
 }
 
+// The dump prints per-channel arrays of up to kDumpFullValues values in full; a longer one shows
+// its first kDumpHeadValues values and "... (N values)", so a line stays readable (mobilenet's
+// per-channel attributes are up to 1280 values long; the data of constants is in their fnv).
+constexpr size_t kDumpFullValues = 16;
+constexpr size_t kDumpHeadValues = 8;
+
+template <typename T>
+static std::string abbreviated(const std::vector<T>& v) {
+  if (v.size() <= kDumpFullValues) return fmt::format("{}", fmt::join(v, ","));
+  return fmt::format("{},... ({} values)", fmt::join(v.begin(), v.begin() + kDumpHeadValues, ","), v.size());
+}
+
+// nlohmann's compact dump, except that arrays longer than kDumpFullValues are abbreviated as
+// above.
+static std::string abbreviated_json(const nlohmann::json& j) {
+  if (j.is_array()) {
+    std::vector<std::string> items;
+    for (const auto& e : j) items.push_back(abbreviated_json(e));
+    return "[" + abbreviated(items) + "]";
+  }
+  if (j.is_object()) {
+    std::string s = "{";
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      s += (first ? "" : ",") + nlohmann::json(it.key()).dump() + ":" + abbreviated_json(it.value());
+      first = false;
+    }
+    return s + "}";
+  }
+  return j.dump();
+}
+
 static std::string quant_string(const QuantInfo& q) {
   if (q.per_tensor()) return fmt::format("q({},{})", q.scale.at(0), q.zero_point.at(0));
-  return fmt::format("q(axis={},scale=[{}],zp=[{}])", q.axis, fmt::join(q.scale, ","),
-                     fmt::join(q.zero_point, ","));
+  return fmt::format("q(axis={},scale=[{}],zp=[{}])", q.axis, abbreviated(q.scale), abbreviated(q.zero_point));
 }
 
 std::string Graph::type_string(int id) const {
@@ -299,7 +330,7 @@ std::string Graph::dump() const {
     for (int in : n.inputs) ins.push_back(in < 0 ? std::string("none") : "%" + values[in].name);
     const std::string op = n.domain.empty() ? n.op : n.domain + "." + n.op;
     s += fmt::format("  {} = {}({})", fmt::join(outs, ", "), op, fmt::join(ins, ", "));
-    if (!n.attrs.empty()) s += " " + n.attrs.dump();
+    if (!n.attrs.empty()) s += " " + abbreviated_json(n.attrs);
     if (n.placement == runtime::Placement::kAccel) s += " @accel";
     s += fmt::format(" # {}\n", n.name);
   }

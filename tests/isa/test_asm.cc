@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "isa/asm.h"
+#include "support/error.h"
 #include "isa/spec.h"
 
 namespace tessel::isa {
@@ -80,11 +81,52 @@ TEST(IsaAsm, AssembleBuildsUopSegmentAndDisassembles) {
   const std::string text = disassemble(p);
   EXPECT_EQ(text,
             "# program 'k', config 1x16_i8w8a32_15_15_18_17, 2 instructions, 2 uops\n"
+            ".name k\n"
+            ".config {\"LOG_INP_WIDTH\":3,\"LOG_WGT_WIDTH\":3,\"LOG_ACC_WIDTH\":5,\"LOG_BATCH\":0,"
+            "\"LOG_BLOCK_IN\":4,\"LOG_BLOCK_OUT\":4,\"LOG_UOP_BUFF_SIZE\":15,\"LOG_INP_BUFF_SIZE\":15,"
+            "\"LOG_WGT_BUFF_SIZE\":18,\"LOG_ACC_BUFF_SIZE\":17,\"LOG_BUS_WIDTH\":6,\"CLOCK_MHZ\":100.0,"
+            "\"DRAM_LATENCY\":32,\"CMD_QUEUE_DEPTH\":512,\"TOKEN_QUEUE_DEPTH\":1024}\n"
             ".uop 1 2 3\n.uop 2047 2047 1023\nLOAD UOP sram=0 dram=0 y=1 x=2 stride=2\nFINISH\n");
   const Program again = assemble(text, cfg, "k");
   EXPECT_EQ(again.insns, p.insns);
   EXPECT_EQ(again.uops, p.uops);
   EXPECT_EQ(again.image, p.image);
+}
+
+// disassemble() records the name and the full config (also keys the VTA name omits), so the text
+// assembles back to the same serialised bytes whatever name and config the caller passes.
+TEST(IsaAsm, DisassemblyRoundTripsNameAndConfig) {
+  HwConfig cfg;
+  cfg.log_bus_width = 7;
+  cfg.dram_latency = 5;
+  const Program p = assemble(".uop 0 0 0\nFINISH\n", cfg, "gemm_x");
+  const std::string text = disassemble(p);
+  const AsmListing l = parse_asm(text);
+  ASSERT_TRUE(l.name);
+  EXPECT_EQ(*l.name, "gemm_x");
+  ASSERT_TRUE(l.config);
+  EXPECT_EQ(*l.config, cfg);
+  const Program again = assemble(text, *l.config, "other");
+  EXPECT_EQ(again.serialize(), p.serialize());
+  // The same text against a config that differs only outside the VTA name: the keys are named.
+  try {
+    (void)assemble(text, HwConfig{}, "other");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("LOG_BUS_WIDTH 7 vs 6, DRAM_LATENCY 5 vs 32"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(config_differences(cfg, cfg), "");
+}
+
+TEST(IsaAsm, DirectiveErrorsAndByteOrderMark) {
+  EXPECT_THROW(parse_asm(".name a\n.name b\nFINISH\n"), UserError);
+  EXPECT_THROW(parse_asm(".name a b\n"), UserError);
+  EXPECT_THROW(parse_asm(".config {}\n.config {}\n"), UserError);
+  EXPECT_THROW(parse_asm(".config {\"LOG_BUS_WIDTH\": 99}\n"), UserError);
+  const AsmListing l = parse_asm("\xEF\xBB\xBF" "FINISH\r\n");
+  ASSERT_EQ(l.insns.size(), 1u);
+  EXPECT_EQ(l.insns[0].opcode, Opcode::kFinish);
 }
 
 TEST(IsaAsm, EmptyUopTableStillHasSegment) {

@@ -76,6 +76,9 @@ TEST(IsaConfigParse, ToJsonIsStableAndComplete) {
 
 TEST(IsaConfigErrors, NamedKeyAndValue) {
   expect_error([] { HwConfig::from_json(R"({"LOG_BLOK": 4})"); }, {"unknown key 'LOG_BLOK'"});
+  // nlohmann keeps the last duplicate silently; the config rejects it by name.
+  expect_error([] { HwConfig::from_json(R"({"LOG_BLOCK": 4, "LOG_BLOCK": 5})"); }, {"key 'LOG_BLOCK' is given twice"});
+  expect_error<IoError>([] { HwConfig::from_file("/tmp"); }, {"/tmp", "is a directory"});
   expect_error([] { HwConfig::from_json(R"({"LOG_BATCH": "one"})"); }, {"LOG_BATCH", "expected an integer", "\"one\""});
   expect_error([] { HwConfig::from_json(R"({"LOG_BATCH": 0.5})"); }, {"LOG_BATCH", "expected an integer"});
   expect_error([] { HwConfig::from_json(R"({"LOG_INP_WIDTH": 4})"); }, {"LOG_INP_WIDTH", "4", "int8"});

@@ -2,6 +2,8 @@
 // exit code 2 for usage errors and 1 for everything else, never a crash.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "cli_util.h"
 #include "support/npy.h"
 
@@ -146,6 +148,78 @@ TEST(CliErrors, SimSegmentErrors) {
   expect_error(run_cli({"sim", src, "--segment", "inp"}), 1, "must have the form name=file");
   expect_error(run_cli({"sim", src, "--alloc", "out=abc"}), 1, "not a positive byte count");
   expect_error(run_cli({"sim", src, "--segment", "inp=no_such_file.bin"}), 1, "no_such_file.bin");
+}
+
+
+// NaN / infinity in an input or calibration file: rejected, naming the file, count and first index.
+TEST(CliErrors, NonFiniteInputValues) {
+  std::vector<float> v(28 * 28, 1.0f);
+  v[5] = std::numeric_limits<float>::quiet_NaN();
+  v[9] = std::numeric_limits<float>::infinity();
+  const std::string bad = temp_file("nan.npy");
+  support::write_npy_f32(bad, {1, 1, 28, 28}, v);
+  expect_error(run_cli({"run", kMnistInt8, "--input", bad}), 1, "holds 2 non-finite value(s) (NaN or infinity); the first is element 5");
+  expect_error(run_cli({"compile", "models/onnx-zoo/mnist-12.onnx", "-o", temp_file("m.tsx"), "--calib", bad}), 1,
+               "calibration file " + bad + " holds 2 non-finite");
+}
+
+TEST(CliErrors, MalformedShapeSuffixInFileName) {
+  for (const std::string name : {"w_f32_0x28.bin", "w_f32_1xx28.bin", "w_q7_1x1x28x28.bin"}) {
+    const std::string path = temp_file(name);
+    write(path, std::string(3136, '\0'));
+    expect_error(run_cli({"run", kMnistInt8, "--input", path}), 1, "file name suffix");
+  }
+}
+
+TEST(CliErrors, LabelCountMustMatchTheClasses) {
+  const std::string two = temp_file("two.txt"), empty = temp_file("empty.txt");
+  write(two, "a\nb\n");
+  write(empty, "");
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--labels", two}), 1,
+               "has 2 lines but output 'Plus214_Output_0' has 10 classes");
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--labels", empty}), 1, "is empty");
+}
+
+// Output paths are checked before the (long) compile and run: no output on stdout.
+TEST(CliErrors, UnwritableOutputPathsFailFirst) {
+  CliResult r = run_cli({"run", kMnistInt8, "--input", kDigit0, "-o", "/nonexistent_dir_tessel/x.npy"});
+  expect_error(r, 1, "--output /nonexistent_dir_tessel/x.npy: directory /nonexistent_dir_tessel does not exist");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = run_cli({"run", kMnistInt8, "--input", kDigit0, "--report-json", "/tmp"});
+  expect_error(r, 1, "--report-json /tmp: is a directory");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  expect_error(run_cli({"compile", kMnistInt8, "-o", "/nonexistent_dir_tessel/m.tsx"}), 1, "does not exist");
+}
+
+TEST(CliErrors, CommandLineTermsInMessages) {
+  expect_error(run_cli({"compile", "models/onnx-zoo/mnist-12.onnx", "-o", temp_file("f.tsx")}), 1, "pass --calib FILE");
+  const std::string raw = temp_file("plainraw.bin");
+  write(raw, std::string(3136, '\0'));
+  expect_error(run_cli({"run", kMnistInt8, "--input", raw, "--nhwc"}), 1, "pass --shape N,H,W,C");
+  expect_error(run_cli({"config", "--print", "--config", "/tmp"}), 1, "is a directory");
+  const std::string dup = temp_file("dup.json");
+  write(dup, "{\"LOG_BLOCK\": 4, \"LOG_BLOCK\": 5}");
+  expect_error(run_cli({"config", "--print", "--config", dup}), 1, "key 'LOG_BLOCK' is given twice");
+}
+
+TEST(CliErrors, BatchNeedsASymbolicBatchDimension) {
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--batch", "2"}), 1, "no symbolic (named) batch dimension");
+}
+
+TEST(CliErrors, AllocIsBoundedByTheDeviceDram) {
+  const std::string src = temp_file("finish2.s");
+  write(src, "FINISH\n");
+  expect_error(run_cli({"sim", src, "--alloc", "out=99999999999999"}), 1, "is too large; the device DRAM holds at most 1073741824 bytes");
+  expect_error(run_cli({"sim", src, "--alloc", "out=4000000000"}), 1, "too large");
+  expect_error(run_cli({"sim", src, "--alloc", "out=0"}), 1, "not a positive byte count");
+}
+
+// A .config directive that differs from --config in keys the VTA name omits names those keys.
+TEST(CliErrors, ConfigMismatchNamesTheKeys) {
+  const std::string src = temp_file("cfg.s"), cfg = temp_file("bus7.json");
+  write(src, ".config {\"LOG_BUS_WIDTH\": 6}\nFINISH\n");
+  write(cfg, "{\"LOG_BUS_WIDTH\": 7}");
+  expect_error(run_cli({"asm", src, "-o", temp_file("cfg.bin"), "--config", cfg}), 1, "LOG_BUS_WIDTH 6 vs 7");
 }
 
 TEST(CliConfig, PrintsTheDefaultConfig) {

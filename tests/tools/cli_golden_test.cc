@@ -2,6 +2,8 @@
 // checked-in listing, and the report JSON / .npy / .tsx files of real runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -66,6 +68,72 @@ TEST(CliGolden, SimRunsTheProgramOnBothSimulators) {
   }
 }
 
+
+// disasm emits .name and .config: asm of the listing alone (no flags, any file name) gives the
+// same bytes; the binary runs with --segment/--alloc appending segments, like the text.
+TEST(CliGolden, BinaryRoundTripAndSimFromTheBinary) {
+  const std::string bin = temp_file("g.bin"), dis = temp_file("other_name.dis"), bin2 = temp_file("x.bin");
+  ASSERT_EQ(run_cli({"asm", "tests/golden/tools/gemm_tile.s", "-o", bin}).exit_code, 0);
+  CliResult r = run_cli({"disasm", bin});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::write_file_bytes(dis, std::vector<uint8_t>(r.out.begin(), r.out.end()));
+  r = run_cli({"asm", dis, "-o", bin2});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(support::read_file_bytes(bin), support::read_file_bytes(bin2));
+  const std::string out = temp_file("out.bin");
+  r = run_cli({"sim", bin, "--segment", "inp=tests/golden/tools/gemm_tile_inp.bin", "--segment",
+               "wgt=tests/golden/tools/gemm_tile_wgt.bin", "--alloc", "out=16", "--dump-segment", "out=" + out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<uint8_t> bytes = support::read_file_bytes(out);
+  ASSERT_GE(bytes.size(), 16u);
+  for (int o = 0; o < 16; ++o) EXPECT_EQ(static_cast<int8_t>(bytes[o]), o == 0 ? -16 : 2 * (o - 8) - 8) << o;
+}
+
+// FINISH alone is a legal program: it runs and does no work.
+TEST(CliGolden, FinishOnlyProgramRuns) {
+  const std::string src = temp_file("only.s");
+  const std::string text = "\xEF\xBB\xBF" "FINISH\r\n";  // with a UTF-8 byte order mark and CRLF
+  support::write_file_bytes(src, std::vector<uint8_t>(text.begin(), text.end()));
+  const CliResult r = run_cli({"sim", src});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("insn_count        1\n"), std::string::npos) << r.out;
+}
+
+// An executable from `tessel compile` runs; the float comparison only with --reference.
+TEST(CliGolden, RunsACompiledExecutable) {
+  const std::string tsx = temp_file("m.tsx"), rep = temp_file("r.json");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  CliResult r = run_cli({"run", tsx, "--input", kDigit0, "--report-json", rep});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no float reference comparison"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1. class    7"), std::string::npos) << r.out;
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(read_text(rep));
+  EXPECT_EQ(j["executable"], true);
+  EXPECT_TRUE(j["outputs"][0]["error_vs_reference"].is_null());
+  r = run_cli({"run", tsx, "--input", kDigit0, "--reference", kMnistInt8, "--report-json", rep});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::ordered_json::parse(read_text(rep));
+  EXPECT_EQ(j["outputs"][0]["error_vs_reference"]["top1_agree"], true);
+  EXPECT_EQ(j["outputs"][0]["error_vs_reference"]["reference_top1"], 7);
+}
+
+// --dump-ir abbreviates per-channel arrays (kws01 has 64 channels): "first 8 values,... (64
+// values)" instead of 64 values, so no line is kilobytes long.
+TEST(CliGolden, DumpIrAbbreviatesLongPerChannelArrays) {
+  const CliResult r = run_cli({"compile", "models/mlperf-tiny/kws01_dscnn_int8_qdq.onnx", "-o", temp_file("k.tsx"),
+                               "--dump-ir", "placement"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("zp=[0,0,0,0,0,0,0,0,... (64 values)]"), std::string::npos) << r.out.substr(0, 2000);
+  size_t longest = 0, start = 0;
+  while (start < r.out.size()) {
+    size_t end = r.out.find('\n', start);
+    if (end == std::string::npos) end = r.out.size();
+    longest = std::max(longest, end - start);
+    start = end + 1;
+  }
+  EXPECT_LT(longest, 1000u);
+}
+
 TEST(CliGolden, ReportJsonSchemaAndValues) {
   const std::string report = temp_file("report.json"), npy = temp_file("out.npy");
   const CliResult r = run_cli({"run", kMnistInt8, "--input", kDigit0, "--sim", "cycle", "--report-json", report,
@@ -75,8 +143,8 @@ TEST(CliGolden, ReportJsonSchemaAndValues) {
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(read_text(report));
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"tessel_report_version", "model", "inputs", "simulator",
                                                    "config", "clock_mhz", "macs_per_uop", "offload",
-                                                   "quantized_by_tessel", "calibration", "compile_ms",
-                                                   "outputs_match_fsim", "cpu_cycles_source", "outputs", "layers", "totals",
+                                                   "quantized_by_tessel", "calibration", "executable",
+                                                   "reference_model", "compile_ms", "outputs_match_fsim", "cpu_cycles_source", "outputs", "layers", "totals",
                                                    "sim_speed"}));
   EXPECT_EQ(j["simulator"], "cycle");
   EXPECT_EQ(j["config"], "1x16_i8w8a32_15_15_18_17");
@@ -92,7 +160,7 @@ TEST(CliGolden, ReportJsonSchemaAndValues) {
   EXPECT_EQ(out["top"][0]["index"], 7);
   EXPECT_EQ(out["top"][0]["label"], "7");
   EXPECT_EQ(keys_of(out["error_vs_reference"]),
-            (std::vector<std::string>{"max_abs_error", "snr_db", "top1_agree", "reference_top1"}));
+            (std::vector<std::string>{"max_abs_error", "snr_db", "non_finite", "top1_agree", "reference_top1"}));
   EXPECT_EQ(out["error_vs_reference"]["top1_agree"], true);
   EXPECT_EQ(out["error_vs_reference"]["reference_top1"], 7);
   ASSERT_FALSE(j["layers"].empty());
@@ -162,7 +230,12 @@ TEST(CliGolden, FloatModelSaysItCalibratesOnTheRunInput) {
   const nlohmann::json j = nlohmann::json::parse(read_text(report));
   EXPECT_EQ(j["quantized_by_tessel"], true);
   EXPECT_EQ(j["simulator"], "fsim");
-  EXPECT_EQ(j["totals"]["cycles"], 0);              // fsim has no timing
+  // fsim has no timing: cycle figures are null (docs/usage.md), not 0.
+  EXPECT_TRUE(j["totals"]["cycles"].is_null());
+  EXPECT_TRUE(j["totals"]["accel_us"].is_null());
+  EXPECT_TRUE(j["sim_speed"]["cycles"].is_null());
+  EXPECT_TRUE(j["outputs_match_fsim"].is_null());
+  for (const auto& l : j["layers"]) EXPECT_TRUE(l["cycles"].is_null());
   EXPECT_TRUE(j["sim_speed"]["cycles_per_second"].is_null());
   EXPECT_EQ(j["outputs"][0]["top"][0]["index"], 7);
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -159,8 +162,13 @@ TEST(RawFiles, ShapeFromFileName) {
   EXPECT_EQ(s->shape, (std::vector<int64_t>{16, 28, 28}));
   EXPECT_FALSE(support::spec_from_file_name("plain.bin"));
   EXPECT_FALSE(support::spec_from_file_name("x_f32_1x3.npy"));
-  EXPECT_FALSE(support::spec_from_file_name("x_q7_1x3.bin"));
-  EXPECT_FALSE(support::spec_from_file_name("x_f32_1x0.bin"));
+  EXPECT_FALSE(support::spec_from_file_name("sample_v2_3.bin"));    // 'v2' is not dtype-like
+  EXPECT_FALSE(support::spec_from_file_name("x_f32_final.bin"));    // no shape token
+  // The pattern, malformed: an error, not a silent fallback to the model's shape.
+  for (const char* bad : {"x_q7_1x3.bin", "x_f32_1x0.bin", "x_f32_0x28.bin", "x_f32_1xx28.bin",
+                          "x_q7_1x1x28x28.bin", "x_f32_.bin"}) {
+    EXPECT_THROW(support::spec_from_file_name(bad), UserError) << bad;
+  }
 }
 
 TEST(RawFiles, ParseShape) {
@@ -258,6 +266,49 @@ TEST(Report, TopKAndError) {
   EXPECT_TRUE(same.top1_agree);
 }
 
+// A NaN or infinity on either side makes the error NaN, never 0 / "identical".
+TEST(Report, NonFiniteValuesGiveNanErrors) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const ErrorStats e = compute_error({1, nan, 3}, {1, 2, 3}, 3);
+  EXPECT_TRUE(std::isnan(e.max_abs_error));
+  ASSERT_TRUE(e.snr_db);
+  EXPECT_TRUE(std::isnan(*e.snr_db));
+  EXPECT_EQ(e.non_finite, 1);
+  const ErrorStats r = compute_error({1, 2, 3}, {std::numeric_limits<float>::infinity(), nan, 3}, 3);
+  EXPECT_EQ(r.non_finite, 2);
+  EXPECT_TRUE(std::isnan(r.max_abs_error));
+  // NaN ranks last in top-k.
+  const std::vector<float> v = {nan, 0.5f, nan, 0.7f};
+  EXPECT_EQ(top_k(v.data(), 4, 2), (std::vector<int64_t>{3, 1}));
+  RunReport rep;
+  rep.outputs.push_back(OutputReport{"y", {1, 3}, true, {}, e});
+  const nlohmann::ordered_json j = to_json(rep);
+  EXPECT_TRUE(j["outputs"][0]["error_vs_reference"]["max_abs_error"].is_null());
+  EXPECT_EQ(j["outputs"][0]["error_vs_reference"]["non_finite"], 1);
+  EXPECT_NE(render_text(rep).find("max abs error nan, SNR nan"), std::string::npos) << render_text(rep);
+}
+
+// On fsim, figures that need cycles are null, not 0 (docs/usage.md "Report JSON").
+TEST(Report, FsimJsonHasNullCycles) {
+  RunReport r;
+  r.simulator = "fsim";
+  LayerRow a;
+  a.placement = "accel";
+  r.layers = {a};
+  nlohmann::ordered_json j = to_json(r);
+  EXPECT_TRUE(j["layers"][0]["cycles"].is_null());
+  EXPECT_TRUE(j["totals"]["cycles"].is_null());
+  EXPECT_TRUE(j["totals"]["accel_us"].is_null());
+  EXPECT_TRUE(j["sim_speed"]["cycles"].is_null());
+  EXPECT_TRUE(j["outputs_match_fsim"].is_null());
+  r.simulator = "cycle";
+  r.layers[0].cycles = 12;
+  j = to_json(r);
+  EXPECT_EQ(j["layers"][0]["cycles"], 12);
+  EXPECT_EQ(j["totals"]["cycles"], 0);
+  EXPECT_EQ(j["outputs_match_fsim"], true);
+}
+
 TEST(Report, UtilisationSpeedupAndTotals) {
   // 256 MACs/uop: 1,024,000 MACs in 8,000 cycles = 50 %.
   EXPECT_DOUBLE_EQ(*gemm_utilisation(1024000, 8000, 256), 0.5);
@@ -302,7 +353,7 @@ TEST(Report, JsonKeysInDocumentedOrder) {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"tessel_report_version", "model", "inputs", "simulator", "config",
                                             "clock_mhz", "macs_per_uop", "offload", "quantized_by_tessel",
-                                            "calibration", "compile_ms", "outputs_match_fsim", "cpu_cycles_source", "outputs",
+                                            "calibration", "executable", "reference_model", "compile_ms", "outputs_match_fsim", "cpu_cycles_source", "outputs",
                                             "layers", "totals", "sim_speed"}));
   EXPECT_TRUE(j["outputs"][0]["error_vs_reference"]["snr_db"].is_null());
   EXPECT_EQ(j["outputs"][0]["top"][0]["label"], "c");
