@@ -37,7 +37,8 @@ struct StepMeasurement {
 };
 
 struct ExecOptions {
-  bool measure_cpu = true;     ///< also run every accelerator step's layer on the CPU (timing)
+  bool measure_cpu = true;     ///< also run every accelerator step's layer on the CPU (timing),
+                               ///< and time every CPU step as the minimum of cpu_repeats runs
   bool check_accel = true;     ///< compare each accelerator output with the CPU kernel, bit-exact;
                                ///< a mismatch throws InternalError naming the step
   int cpu_repeats = 3;         ///< CPU timing = minimum over this many runs

@@ -120,6 +120,8 @@ struct Graph {
 
   /// Textual dump: one line per input, constant (shape and an FNV-1a checksum of its bytes),
   /// and node (outputs with types = op(inputs) {attrs} @placement # name). Deterministic.
+  /// Arrays of more than 16 values (per-channel scales, zero points, long attributes) print
+  /// their first 8 values followed by "... (N values)".
   std::string dump() const;
   /// The type of one value as printed by dump(), e.g. "i8[1,8,28,28] q(0.5,-3)".
   std::string type_string(int v) const;
