@@ -189,7 +189,7 @@ TEST(AccelPlan, PowerOfTwoRequantUsesImmediatesOnly) {
   p.oc = 4;
   p.rq.shift = {6};
   p.rq.clip_lo = 0;
-  const LayerPlan plan = make_plan("p", p, {0, 0, 0, 0});
+  const LayerPlan plan = make_plan("p", p, {0, 0, 0, 0}, {}, false);
   EXPECT_TRUE(plan.const_rows.empty());
   EXPECT_EQ(plan.bias_row, -1);
   ASSERT_EQ(plan.requant.size(), 4u);
@@ -208,7 +208,7 @@ TEST(AccelPlan, PerChannelValuesBecomeAccRows) {
   p.oc = 3;
   p.rq.multiplier = {100, 200, 40000};
   p.rq.shift = {0, 3, 5};
-  const LayerPlan plan = make_plan("p", p, {1, 2, 3});
+  const LayerPlan plan = make_plan("p", p, {1, 2, 3}, {}, false);
   // rows: multiplier, shift round, shift, bias (the MUL comes first: no rounding is folded)
   ASSERT_EQ(plan.const_rows.size(), 4u);
   EXPECT_EQ(plan.const_rows[0], (std::vector<int32_t>{100, 200, 40000}));
@@ -226,7 +226,7 @@ TEST(AccelPlan, FirstRoundingIsFoldedIntoTheBias) {
   runtime::QConv2dParams p;
   p.oc = 2;
   p.rq.shift = {4, 6};  // per-channel rounding 8 and 32
-  const LayerPlan plan = make_plan("p", p, {100, -100});
+  const LayerPlan plan = make_plan("p", p, {100, -100}, {}, false);
   EXPECT_EQ(plan.folded_round, "round shift");
   EXPECT_EQ(plan.bias, (std::vector<int32_t>{108, -68}));
   ASSERT_GE(plan.bias_row, 0);
@@ -235,18 +235,37 @@ TEST(AccelPlan, FirstRoundingIsFoldedIntoTheBias) {
   ASSERT_EQ(plan.requant.size(), 3u);
   EXPECT_EQ(plan.requant[0].op, isa::AluOp::kShr);
   // without any bias, nothing to fold into: the rounding stays an ALU op
-  const LayerPlan no_bias = make_plan("p", p, {0, 0});
+  const LayerPlan no_bias = make_plan("p", p, {0, 0}, {}, false);
   EXPECT_EQ(no_bias.folded_round, "");
   EXPECT_EQ(no_bias.requant.size(), 4u);
 }
 
-TEST(AccelPlan, ZeroPointFoldsBiasIntoTheInitTensor) {
+TEST(AccelPlan, ZeroPointConstantCorrectionJoinsTheBiasRow) {
   runtime::QConv2dParams p;
   p.oc = 2;
   p.in_zero_point = -128;
-  const LayerPlan plan = make_plan("p", p, {5, 6});
-  EXPECT_TRUE(plan.acc_init_tensor);
-  EXPECT_EQ(plan.bias_row, -1);
+  p.rq.shift = {4};  // rounding 8, folded into the bias row
+  // weight sums 3 and -2: bias 5 + 128*3 + 8 = 397, 6 - 128*2 + 8 = -242
+  const LayerPlan inner = make_plan("p", p, {5, 6}, {3, -2}, false);
+  EXPECT_FALSE(inner.acc_init_tensor);
+  EXPECT_EQ(inner.bias, (std::vector<int32_t>{397, -242}));
+  ASSERT_GE(inner.bias_row, 0);
+  EXPECT_EQ(inner.const_rows[static_cast<size_t>(inner.bias_row)],
+            (std::vector<int32_t>{397, -242}));
+  EXPECT_EQ(inner.folded_round, "round shift");
+  // windows touching the padding: the same bias row, plus the border init tensor
+  const LayerPlan border = make_plan("p", p, {5, 6}, {3, -2}, true);
+  EXPECT_TRUE(border.acc_init_tensor);
+  EXPECT_EQ(border.bias, inner.bias);
+  // without a zero point the weight sums are not used
+  p.in_zero_point = 0;
+  const LayerPlan no_zp = make_plan("p", p, {5, 6}, {}, true);
+  EXPECT_FALSE(no_zp.acc_init_tensor);
+  EXPECT_EQ(no_zp.bias, (std::vector<int32_t>{13, 14}));
+  p.in_zero_point = 3;
+  EXPECT_NE(user_error_of([&] { make_plan("p", p, {5, 6}, {1}, false); })
+                .find("1 weight sums for the zero-point correction, expected oc 2"),
+            std::string::npos);
 }
 
 TEST(AccelSchedule, DepthwiseSkipsZeroTiles) {

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <optional>
 
 #include "compiler/backend/accel/loop_ir.h"
 #include "compiler/backend/accel/passes.h"
@@ -77,13 +79,59 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
   }
   const std::vector<int32_t> bias =
       layer.bias.empty() ? std::vector<int32_t>(static_cast<size_t>(g.oc), 0) : layer.bias;
-  ctx.plan = make_plan(layer.name, p, bias);
-  const int64_t alu_ops =
-      static_cast<int64_t>(ctx.plan.requant.size()) + (ctx.plan.bias_row >= 0 ? 1 : 0);
+  // per output channel: the wrapping int32 sum of its weights over every tap (zero-point
+  // correction of windows inside the input, plan.h)
+  std::vector<int32_t> weight_sums(static_cast<size_t>(g.oc), 0);
+  const int64_t taps = (g.ic / g.groups) * g.kh * g.kw;
+  for (int64_t o = 0; o < g.oc; ++o) {
+    for (int64_t k = 0; k < taps; ++k) {
+      weight_sums[static_cast<size_t>(o)] = runtime::wrap_add(
+          weight_sums[static_cast<size_t>(o)], layer.weights[static_cast<size_t>(o * taps + k)]);
+    }
+  }
   const std::chrono::steady_clock::time_point t_schedule = std::chrono::steady_clock::now();
-  ctx.sched = choose_schedule(layer.name, g, cfg, opts.knobs,
-                              static_cast<int64_t>(ctx.plan.const_rows.size()), alu_ops,
-                              ctx.plan.acc_init_tensor);
+  auto schedule_for = [&](const LayerPlan& plan) {
+    const int64_t alu_ops =
+        static_cast<int64_t>(plan.requant.size()) + (plan.bias_row >= 0 ? 1 : 0);
+    return choose_schedule(layer.name, g, cfg, opts.knobs,
+                           static_cast<int64_t>(plan.const_rows.size()), alu_ops,
+                           plan.acc_init_tensor, plan.init_every_tile);
+  };
+  ctx.plan = make_plan(layer.name, p, bias, weight_sums, layer_touches_padding(g));
+  if (!ctx.plan.acc_init_tensor) {
+    ctx.sched = schedule_for(ctx.plan);
+  } else {
+    // windows touch the padding: the border-tile init tensor + bias row, or the whole addend
+    // from an init tensor loaded by every tile; the cost model picks (ties: the border plan,
+    // which moves fewer DRAM bytes). A plan whose tiles fit nowhere loses to the other.
+    LayerPlan every = make_plan(layer.name, p, bias, weight_sums, true, true);
+    std::optional<Schedule> s_border, s_every;
+    std::exception_ptr border_error;
+    if (opts.zero_point_init != ZeroPointInit::kEveryTile) {
+      try {
+        s_border = schedule_for(ctx.plan);
+      } catch (const UserError&) {
+        if (opts.zero_point_init == ZeroPointInit::kBorderTiles) throw;
+        border_error = std::current_exception();
+      }
+    }
+    if (opts.zero_point_init != ZeroPointInit::kBorderTiles) {
+      try {
+        s_every = schedule_for(every);
+      } catch (const UserError&) {
+        if (!s_border) {
+          if (border_error) std::rethrow_exception(border_error);
+          throw;
+        }
+      }
+    }
+    if (!s_border || (s_every && s_every->est_cycles < s_border->est_cycles)) {
+      ctx.plan = std::move(every);
+      ctx.sched = std::move(*s_every);
+    } else {
+      ctx.sched = std::move(*s_border);
+    }
+  }
   const double schedule_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_schedule)
           .count();
@@ -128,8 +176,11 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
     }
   }
   if (ctx.plan.acc_init_tensor) {
-    // init[o,y,x] = plan.bias[o] - in_zero_point * (sum of w over the taps of (y,x) inside the
-    // input); plan.bias may hold a folded rounding constant (plan.h)
+    // init[o,y,x] = in_zero_point * (sum of w over the taps of (y,x) in the padding): the
+    // correction -in_zero_point * (sum over the taps inside the input) less its constant part
+    // -in_zero_point * sum(w[o]), which is in the bias row (plan.h); 0 away from the borders.
+    // With init_every_tile: plan.bias[o] - in_zero_point * (sum over the taps inside), the
+    // whole addend (there is no bias row).
     const size_t s_i = prog.add_segment(
         "acc_init", isa::SegmentKind::kConst,
         static_cast<uint64_t>(g.ocb * g.oh * g.ow) * static_cast<uint64_t>(cfg.acc_elem_bytes()));
@@ -139,22 +190,26 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
     for (int64_t o = 0; o < g.oc; ++o) {
       for (int64_t y = 0; y < g.oh; ++y) {
         for (int64_t x = 0; x < g.ow; ++x) {
-          int32_t wsum = 0;
+          int32_t wsum = 0;  // over the taps in the padding
+          int32_t wsum_in = 0;  // over the taps inside the input
           for (int64_t c = 0; c < icg; ++c) {
             for (int64_t ky = 0; ky < g.kh; ++ky) {
               const int64_t iy = y * g.sh - g.pt + ky;
-              if (iy < 0 || iy >= g.ih) continue;
+              const bool row_in = iy >= 0 && iy < g.ih;
               for (int64_t kx = 0; kx < g.kw; ++kx) {
                 const int64_t ix = x * g.sw - g.pl + kx;
-                if (ix < 0 || ix >= g.iw) continue;
-                wsum = runtime::wrap_add(
-                    wsum,
+                int32_t& sum = row_in && ix >= 0 && ix < g.iw ? wsum_in : wsum;
+                sum = runtime::wrap_add(
+                    sum,
                     layer.weights[static_cast<size_t>(((o * icg + c) * g.kh + ky) * g.kw + kx)]);
               }
             }
           }
-          const int32_t v = runtime::wrap_add(ctx.plan.bias[static_cast<size_t>(o)],
-                                              runtime::wrap_mul(-p.in_zero_point, wsum));
+          const int32_t v =
+              ctx.plan.init_every_tile
+                  ? runtime::wrap_add(ctx.plan.bias[static_cast<size_t>(o)],
+                                      runtime::wrap_mul(-p.in_zero_point, wsum_in))
+                  : runtime::wrap_mul(p.in_zero_point, wsum);
           const int64_t ob = o / g.block_out, lane = o % g.block_out;
           for (int64_t b = 0; b < g.batch; ++b) {
             const int64_t elem = (ob * g.oh + y) * g.ow + x;
@@ -227,6 +282,8 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
       g.nb * g.ocb * ceil_div(g.ic / g.groups, g.block_in) * g.kh * g.kw * g.oh * g.ow;
   out.schedule = ctx.sched.describe();
   out.est_cycles = ctx.sched.est_cycles;
+  out.zero_point_init =
+      ctx.plan.init_every_tile ? ZeroPointInit::kEveryTile : ZeroPointInit::kBorderTiles;
   return out;
 }
 

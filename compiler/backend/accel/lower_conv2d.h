@@ -34,9 +34,18 @@ struct ScheduleKnobs {
   int ic_chunk = 0;         ///< non-zero input-channel blocks per output block per reduction chunk
 };
 
+/// How a layer with a non-zero input zero point and output windows touching the padding
+/// initialises its accumulators (docs/accel-backend.md section 2). Other layers ignore it.
+enum class ZeroPointInit {
+  kCostModel,   ///< the cheaper of the two below by the schedule's cost model (ties: border)
+  kBorderTiles, ///< constant correction in the bias row, init tensor only for border tiles
+  kEveryTile,   ///< every tile loads bias + correction from the init tensor, no bias row
+};
+
 /// Options of the lowering.
 struct LowerOptions {
   ScheduleKnobs knobs;
+  ZeroPointInit zero_point_init = ZeroPointInit::kCostModel;
   /// Pass name (see passes.h), "schedule" (the initial IR), or "all": the loop IR after it is
   /// appended to LoweredLayer::ir_dump. Empty: no dump. Any other value is a UserError.
   std::string dump_ir_after;
@@ -52,6 +61,10 @@ struct LoweredLayer {
   std::string schedule;         ///< one-line description of the chosen schedule (tiles, threads)
   std::string ir_dump;          ///< loop IR dumps requested by LowerOptions::dump_ir_after
   int64_t est_cycles = 0;       ///< the schedule cost model's estimate (cycles) for the layer
+  /// The accumulator initialisation chosen: kBorderTiles when an init tensor exists only for the
+  /// tiles touching the padding (or none is needed: no zero point, or no window touches the
+  /// padding), kEveryTile when every tile loads it.
+  ZeroPointInit zero_point_init = ZeroPointInit::kBorderTiles;
   /// Wall time of the schedule and of each pass, in pass order: (name, milliseconds). For
   /// reports only: the only part of the result that is not deterministic.
   std::vector<std::pair<std::string, double>> pass_ms;

@@ -16,7 +16,8 @@ bool fits_imm(int64_t v) { return v >= kImmMin && v <= kImmMax; }
 }  // namespace
 
 LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
-                    const std::vector<int32_t>& bias) {
+                    const std::vector<int32_t>& bias, const std::vector<int32_t>& weight_sums,
+                    bool border_correction, bool init_every_tile) {
   const runtime::Requant& rq = p.rq;
   const size_t oc = static_cast<size_t>(p.oc);
   if (rq.multiplier.size() != 1 && rq.multiplier.size() != oc) {
@@ -64,15 +65,30 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
     s.what = std::move(what);
     return s;
   };
-  // in_zero_point != 0: bias and the border-dependent zero-point correction are folded into one
-  // int32 ACC initialisation tensor; otherwise the bias is an ACC row added by the ALU.
-  plan.acc_init_tensor = p.in_zero_point != 0;
+  // The zero-point correction -in_zero_point * (sum of w[o] over the taps inside the input) is
+  // the constant -in_zero_point * sum(w[o]) wherever the window lies inside the input: that
+  // constant joins the bias row; the rest (non-zero only for windows touching the padding) is
+  // the init tensor that the tiles with such outputs load (acc_init_tensor).
+  // With init_every_tile, every tile instead loads the whole addend (bias + correction + folded
+  // rounding) from the init tensor and there is no bias row.
+  plan.acc_init_tensor = p.in_zero_point != 0 && border_correction;
+  plan.init_every_tile = plan.acc_init_tensor && init_every_tile;
   plan.bias = bias;
-  // When the accumulators get a per-channel addend anyway (bias row or init tensor), the first
-  // rounding ADD of the chain, if nothing precedes it, is folded into that addend: both are
-  // 32-bit wrapping adds, so the sum is bit-identical and one ALU op per element is saved.
-  bool fold = plan.acc_init_tensor ||
-              std::any_of(bias.begin(), bias.end(), [](int32_t b) { return b != 0; });
+  if (p.in_zero_point != 0 && !plan.init_every_tile) {
+    if (weight_sums.size() != oc) {
+      throw_user_error("layer '{}': {} weight sums for the zero-point correction, expected oc {}",
+                       layer, weight_sums.size(), oc);
+    }
+    for (size_t c = 0; c < oc; ++c) {
+      plan.bias[c] = runtime::wrap_add(plan.bias[c],
+                                       runtime::wrap_mul(-p.in_zero_point, weight_sums[c]));
+    }
+  }
+  // When the accumulators get a per-channel addend anyway (the bias row), the first rounding ADD
+  // of the chain, if nothing precedes it, is folded into that addend: both are 32-bit wrapping
+  // adds, so the sum is bit-identical and one ALU op per element is saved.
+  bool fold = plan.init_every_tile ||
+              std::any_of(plan.bias.begin(), plan.bias.end(), [](int32_t b) { return b != 0; });
   // Adds the rounding values round_of(c): folded into the bias, as an immediate, or as a row.
   auto add_round = [&](const std::string& what, auto round_of, bool same_for_all) {
     if (fold) {
@@ -133,7 +149,7 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
       plan.requant.push_back(row_step(AluOp::kAdd, r, "out_zero_point"));
     }
   }
-  if (!plan.acc_init_tensor &&
+  if (!plan.init_every_tile &&
       std::any_of(plan.bias.begin(), plan.bias.end(), [](int32_t b) { return b != 0; })) {
     plan.bias_row = add_row("bias", [&](size_t c) { return plan.bias[c]; });
   }

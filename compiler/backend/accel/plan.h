@@ -27,23 +27,40 @@ struct LayerPlan {
   /// Per-channel constant rows: values[row][o] for o < OC (padded channels hold 0).
   std::vector<std::vector<int32_t>> const_rows;
   std::vector<std::string> const_row_names;
-  bool acc_init_tensor = false;  ///< in_zero_point != 0: LOAD ACC of bias + correction per tile
-  int64_t bias_row = -1;         ///< otherwise: the bias row added by ALU ADD (-1: all zero)
-  /// The per-channel addend of the accumulators [OC]: the bias plus, when folded, the first
-  /// rounding constant of the chain (see `folded_round`). Feeds the bias row or the init tensor.
+  /// in_zero_point != 0 and some output window touches the padding: the tiles holding such
+  /// outputs start from a LOAD ACC of the position-dependent rest of the zero-point correction
+  /// (in_zero_point * sum of w over the taps in the padding; segment acc_init) instead of a GEMM
+  /// reset. The constant part is in `bias`.
+  bool acc_init_tensor = false;
+  /// With acc_init_tensor: every tile loads the init tensor, which then holds the whole addend
+  /// `bias[o] - in_zero_point * (sum of w over the taps inside the input)` (with the folded
+  /// rounding); there is no bias row. Chosen by lower_conv2d when the cost model prefers it (a
+  /// layer whose tiles all touch the padding saves the bias row's ALU ADD).
+  bool init_every_tile = false;
+  int64_t bias_row = -1;  ///< the row of `bias`, added by ALU ADD (-1: all zero, no ADD)
+  /// The per-channel addend of the accumulators [OC]: the bias, minus in_zero_point * sum(w[o])
+  /// (wrapping int32), plus, when folded, the first rounding constant of the chain (see
+  /// `folded_round`). Feeds the bias row (or, with init_every_tile, the init tensor; the
+  /// zero-point correction is then not in `bias`).
   std::vector<int32_t> bias;
   std::string folded_round;      ///< name of the rounding step folded into `bias` ("" if none)
   std::vector<AluStep> requant;  ///< in order
 };
 
-/// Builds the plan from the layer and its bias [OC] (validates Requant: sizes 1 or OC, shifts in
-/// [0, 31], -128 <= clip_lo <= clip_hi <= 127; throws UserError naming the layer and the value).
+/// Builds the plan from the layer, its bias [OC], the wrapping int32 sums of each output
+/// channel's weights over all its taps `weight_sums` [OC] (used only when in_zero_point != 0;
+/// may be empty otherwise) and `border_correction`: whether some output window touches the
+/// padding (layer_touches_padding in schedule.h); `init_every_tile` selects
+/// LayerPlan::init_every_tile (used only with a zero point and border_correction). Validates Requant (sizes 1 or OC, shifts in
+/// [0, 31], -128 <= clip_lo <= clip_hi <= 127) and the weight sums' size; throws UserError naming
+/// the layer and the value.
 /// Steps: ADD/SHR for pre_shift, MUL (skipped when every multiplier is 1), ADD/SHR for shift
 /// (per-channel rows when shifts differ), ADD out_zero_point (skipped when 0), MAX, MIN. Values
 /// use the 16-bit signed immediate when one value serves every channel and fits; otherwise a
-/// constant row. When the accumulators get a bias row or an init tensor, the first rounding ADD
-/// (if no other step precedes it) is folded into `bias` instead of being an ALU op.
+/// constant row. When the accumulators get a bias row or an every-tile init tensor, the first
+/// rounding ADD (if no other step precedes it) is folded into `bias` instead of being an ALU op.
 LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
-                    const std::vector<int32_t>& bias);
+                    const std::vector<int32_t>& bias, const std::vector<int32_t>& weight_sums,
+                    bool border_correction, bool init_every_tile = false);
 
 }  // namespace tessel::compiler::accel

@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "isa/spec.h"
 #include "sim/cycle/timing.h"
 #include "support/error.h"
 
@@ -42,6 +43,43 @@ Window input_window(int64_t o0, int64_t on, int64_t k, int64_t s, int64_t p, int
   w.pad0 = std::min<int64_t>(lo - w.first, len);
   w.pad1 = len - w.pad0 - w.real;
   return w;
+}
+
+bool tile_touches_padding(const ConvGeometry& g, const Tile& t) {
+  const Window wy = input_window(t.y0, t.th, g.kh, g.sh, g.pt, g.ih);
+  const Window wx = input_window(t.x0, t.tw, g.kw, g.sw, g.pl, g.iw);
+  return wy.real != wy.total() || wx.real != wx.total();
+}
+
+bool layer_touches_padding(const ConvGeometry& g) {
+  Tile whole;
+  whole.th = g.oh;
+  whole.tw = g.ow;
+  return tile_touches_padding(g, whole);
+}
+
+UopReach uop_reach(const isa::HwConfig& cfg) {
+  const isa::IsaSpec spec(cfg);
+  auto reach = [&](const char* field) {
+    return int64_t{1} << spec.field(isa::Format::kUop, field).width;
+  };
+  UopReach r;
+  r.inp = reach("src_idx");
+  r.wgt = reach("wgt_idx");
+  r.acc_dst = reach("dst_idx");
+  r.acc_src = reach("src_idx");
+  return r;
+}
+
+int64_t thread_region(int64_t depth, int vt, int64_t need,
+                      const std::vector<std::pair<int64_t, int64_t>>& top_reach) {
+  int64_t r = depth / vt;
+  for (const auto& [top, reach] : top_reach) {
+    if (top < 0) continue;
+    if (top >= reach) return 0;
+    if (vt > 1) r = std::min(r, (reach - 1 - top) / (vt - 1));
+  }
+  return r >= need ? r : 0;
 }
 
 ConvGeometry make_geometry(const std::string& layer, const runtime::QConv2dParams& p,
@@ -402,7 +440,7 @@ class Pipeline {
 
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
-                         bool acc_init_tensor) {
+                         bool acc_init_tensor, bool init_every_tile) {
   if (knobs.virtual_threads < 1) {
     throw_user_error("layer '{}': virtual_threads must be >= 1, got {}", layer,
                      knobs.virtual_threads);
@@ -424,6 +462,8 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   const int vt = knobs.virtual_threads;
   const int64_t inp_cap = cfg.inp_depth() / vt, wgt_cap = cfg.wgt_depth() / vt;
   const int64_t acc_cap = cfg.acc_depth() / vt, uop_cap = cfg.uop_depth() / vt - kAluUopReserve;
+  // the rows a uop's own index fields can name (the regions below keep every uop index in reach)
+  const UopReach reach = uop_reach(cfg);
   const int64_t khw = g.kh * g.kw;
   const int64_t lat = cfg.dram_latency;
   Rates rates;
@@ -467,6 +507,9 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
         }
       }
       if (max_wgt > wgt_cap || max_wgt > uop_cap) continue;
+      // a GEMM uop names every weight row itself (the weight factors are 0)
+      s.wgt_region = thread_region(cfg.wgt_depth(), vt, max_wgt, {{max_wgt - 1, reach.wgt}});
+      if (s.wgt_region == 0) continue;
       // uops of the distinct GEMM kernels of one virtual thread and tile width
       int64_t kernel_uops = 0;
       {
@@ -496,8 +539,22 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
         if (max_inp_blocks * win_h > inp_cap) continue;
         for (int64_t tw : tw_cands) {
           const int64_t win_w = (tw - 1) * g.sw + g.kw;
-          if (max_inp_blocks * win_h * win_w > inp_cap) continue;
-          if (obt * th * tw + obt * const_rows > acc_cap) continue;
+          // INP: a GEMM uop names the top-left tap of each slot's window, (ky, kx) inside it;
+          // the loop factors (their own, depth-wide fields) step over the output positions
+          const int64_t slot = win_h * win_w;
+          s.inp_region =
+              thread_region(cfg.inp_depth(), vt, max_inp_blocks * slot,
+                            {{(max_inp_blocks - 1) * slot + (g.kh - 1) * win_w + g.kw - 1,
+                              reach.inp}});
+          if (s.inp_region == 0) continue;
+          // ACC: GEMM uops name the first row of each output block's tile, the reset/ALU uops
+          // row 0 (the loops step over the rest), ALU uops with a vector source the constant
+          // rows after the tile
+          s.acc_region = thread_region(
+              cfg.acc_depth(), vt, obt * th * tw + obt * const_rows,
+              {{(obt - 1) * th * tw, reach.acc_dst},
+               {const_rows > 0 ? obt * th * tw + const_rows - 1 : -1, reach.acc_src}});
+          if (s.acc_region == 0) continue;
           // every window must hold at least one real input row and column
           bool real_ok = true;
           for (int64_t y0 = 0; y0 < g.oh && real_ok; y0 += th) {
@@ -515,7 +572,18 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
           const int64_t w_classes = g.ow % tw == 0 ? 1 : 2;
           const int64_t n_tiles = ceil_div(g.ocb, obt) * ceil_div(g.oh, th) * ceil_div(g.ow, tw);
           const int64_t vt_used = std::min<int64_t>(vt, n_tiles);
-          int64_t table_uops = vt_used * (alu_ops + (acc_init_tensor ? 0 : 1));
+          // the GEMM reset kernel exists when some tile resets (every tile without the init
+          // tensor, otherwise the tiles none of whose output windows touch the padding)
+          bool any_reset = !acc_init_tensor;
+          for (int64_t y0 = 0; y0 < g.oh && !any_reset && !init_every_tile; y0 += th) {
+            const Window wy = input_window(y0, std::min(th, g.oh - y0), g.kh, g.sh, g.pt, g.ih);
+            if (wy.real != wy.total()) continue;
+            for (int64_t x0 = 0; x0 < g.ow && !any_reset; x0 += tw) {
+              const Window wx = input_window(x0, std::min(tw, g.ow - x0), g.kw, g.sw, g.pl, g.iw);
+              any_reset = wx.real == wx.total();
+            }
+          }
+          int64_t table_uops = vt_used * (alu_ops + (any_reset ? 1 : 0));
           table_uops += vt_used * w_classes * kernel_uops;
           const bool uops_resident = table_uops <= cfg.uop_depth();
           // per-tile costs in program order (one batch block) through the pipeline estimate;
@@ -583,7 +651,8 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
                   tc.pre.read(b);
                   tc.beats += b;
                 }
-                if (acc_init_tensor) {
+                if (acc_init_tensor &&
+                    (init_every_tile || wy.real != wy.total() || wx.real != wx.total())) {
                   const int64_t b = h * rates.row_beats(w * acc_bytes);
                   tc.pre.read(b, 0, obn);
                   tc.beats += obn * b;
@@ -624,14 +693,13 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
         "layer '{}': no tile fits the scratchpads (the smallest tile - 1 output block, 1x1 "
         "outputs, 1 input block - needs {} inp, {} wgt, {} acc entries and {} uops per virtual "
         "thread; capacities per virtual thread: inp {}, wgt {}, acc {}, uop {}, virtual_threads "
-        "{})",
-        layer, khw, khw, 1 + const_rows, khw, inp_cap, wgt_cap, acc_cap, uop_cap, vt);
+        "{}; a micro-op's index fields name inp rows below {}, wgt rows below {}, acc rows "
+        "below {})",
+        layer, khw, khw, 1 + const_rows, khw, inp_cap, wgt_cap, acc_cap, uop_cap, vt, reach.inp,
+        reach.wgt, std::min(reach.acc_dst, reach.acc_src));
   }
   best.virtual_threads = vt;
   best.const_rows = const_rows;
-  best.inp_region = cfg.inp_depth() / vt;
-  best.wgt_region = cfg.wgt_depth() / vt;
-  best.acc_region = cfg.acc_depth() / vt;
   best.acc_tile_stride = best.oh_tile * best.ow_tile;
   best.est_cycles = best_cost;
   int64_t idx = 0;

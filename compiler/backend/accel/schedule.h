@@ -84,7 +84,7 @@ struct Schedule {
 ///  - compute stage: the up-front LOAD UOP of the micro-op table when every distinct kernel fits
 ///    the UOP buffer (otherwise a LOAD UOP before every GEMM), the constant rows' LOAD ACC when the
 ///    thread's output blocks change, the GEMM reset (n + 1) or the init tensor's LOAD ACC
-///    (`acc_init_tensor`), the GEMM of each chunk (uops + 4), `alu_ops` ALU instructions (uops +
+///    (`acc_init_tensor`, border tiles only), the GEMM of each chunk (uops + 4), `alu_ops` ALU instructions (uops +
 ///    3 each);
 ///  - store stage: one STORE per output block (beats, then dram_latency for the write response).
 /// Every module runs its instructions in order; a stage starts when fetch has dispatched its
@@ -100,14 +100,16 @@ struct Schedule {
 /// (balanced tiles), ic_chunk of the form ceil(max_nnz / k); the cheapest wins, ties going to the
 /// earliest (largest tiles). Knobs other than 0 fix their dimension. `const_rows`: ACC rows of
 /// per-channel constants per output block; `alu_ops`: ALU instructions per tile;
-/// `acc_init_tensor`: the accumulators start from a LOAD ACC of the init tensor instead of a GEMM
-/// reset (layer plan, plan.h).
+/// `acc_init_tensor`: the accumulators of the tiles with an output window touching the padding
+/// start from a LOAD ACC of the init tensor instead of a GEMM reset (layer plan, plan.h); the
+/// other tiles reset; with `init_every_tile` every tile loads it. Each virtual thread's scratchpad regions (Schedule::inp_region etc.) are
+/// sized by thread_region so that every index a micro-op names stays within uop_reach(cfg).
 /// Throws UserError naming the layer when a knob is out of range (virtual_threads < 1, tile
 /// sizes < 0 or above the layer's extent) or when no candidate fits (with the smallest tile's
 /// needs and the capacities in the message).
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
-                         bool acc_init_tensor = false);
+                         bool acc_init_tensor = false, bool init_every_tile = false);
 
 /// A piece of weights to load: `entries` WGT entries from DRAM entry `dram` (relative to the
 /// weight segment) to WGT entry `sram`.
@@ -139,5 +141,38 @@ struct Window {
 };
 /// The window of output range [o0, o0+on) for kernel k, stride s, leading pad p, input extent n.
 Window input_window(int64_t o0, int64_t on, int64_t k, int64_t s, int64_t p, int64_t n);
+
+/// True when some output of tile `t` has a window that touches the zero padding (its input
+/// window along y or x has padding before or after), i.e. the zero-point correction of some of
+/// its outputs differs from the constant -in_zero_point * sum(w[o]) (docs/accel-backend.md s. 2).
+bool tile_touches_padding(const ConvGeometry& g, const Tile& t);
+
+/// True when some output window of the layer touches the zero padding (any tile would).
+bool layer_touches_padding(const ConvGeometry& g);
+
+/// Scratchpad rows a micro-op field can name: 2^width of the field in the uop format
+/// (isa::IsaSpec(cfg), VTA's VTAUop), independent of the scratchpad depth. Per VTAUop, src_idx is
+/// as wide as the ACC index (log2 ACC depth bits) for GEMM too, so when INP is deeper than ACC a
+/// GEMM uop cannot name the INP rows at and above `inp`. The loop factors of GEMM/ALU
+/// instructions have their own (depth-wide) fields, so an index reached through them may go
+/// further; only the uop's own index is bounded by these values.
+struct UopReach {
+  int64_t inp = 0;      ///< INP rows named by a GEMM uop's src_idx
+  int64_t wgt = 0;      ///< WGT rows named by a GEMM uop's wgt_idx
+  int64_t acc_dst = 0;  ///< ACC rows named by a GEMM/ALU uop's dst_idx
+  int64_t acc_src = 0;  ///< ACC rows named by an ALU uop's src_idx
+};
+/// The reach of each uop index field for `cfg` (from the IsaSpec field widths; the one place the
+/// schedule learns them).
+UopReach uop_reach(const isa::HwConfig& cfg);
+
+/// The size (entries) of each virtual thread's region of one scratchpad: thread t owns
+/// [t*R, t*R + need). Returns the largest R <= depth / vt with R >= need and, for every (top,
+/// reach) pair, (vt-1)*R + top < reach, where `top` is the largest index a uop names inside a
+/// thread's region (the last thread's uops are the highest; a pair with top < 0, i.e. no uop
+/// names the scratchpad, is ignored); 0 when no R qualifies. With every reach >= depth the
+/// result is depth / vt whenever need fits, as without the uop bound.
+int64_t thread_region(int64_t depth, int vt, int64_t need,
+                      const std::vector<std::pair<int64_t, int64_t>>& top_reach);
 
 }  // namespace tessel::compiler::accel

@@ -33,7 +33,7 @@ void inject_bias(Stmt& root, LoweringContext& ctx) {
           to_u32(t.obn * s.const_rows, "x_size"), to_u32(t.obn * s.const_rows, "x_stride"));
       init.push_back(make_insn(in, "per-channel constant rows", t.vthread));
     }
-    if (ctx.plan.acc_init_tensor) {
+    if (ctx.plan.acc_init_tensor && (ctx.plan.init_every_tile || tile_touches_padding(g, t))) {
       for (int64_t i = 0; i < t.obn; ++i) {
         const int64_t ob = t.ob0 + i;
         const int64_t dram = static_cast<int64_t>(ctx.init_base) + (ob * g.oh + t.y0) * g.ow + t.x0;
@@ -42,7 +42,10 @@ void inject_bias(Stmt& root, LoweringContext& ctx) {
                           to_u32(dram, "dram_base"), to_u32(t.th, "y_size"), to_u32(t.tw, "x_size"),
                           to_u32(g.ow, "x_stride"));
         init.push_back(make_insn(
-            in, fmt::format("acc init (bias + zero-point correction) block {}", ob), t.vthread));
+            in, fmt::format("acc init ({}) block {}",
+                        ctx.plan.init_every_tile ? "bias + zero-point correction"
+                                                 : "border zero-point correction",
+                        ob), t.vthread));
       }
     } else {
       Instruction proto;
