@@ -462,6 +462,13 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   const int vt = knobs.virtual_threads;
   const int64_t inp_cap = cfg.inp_depth() / vt, wgt_cap = cfg.wgt_depth() / vt;
   const int64_t acc_cap = cfg.acc_depth() / vt, uop_cap = cfg.uop_depth() / vt - kAluUopReserve;
+  if (uop_cap < 1) {
+    throw_user_error(
+        "layer '{}': the micro-op buffer's {} entries give {} per virtual thread ({} virtual "
+        "threads), none left after the {} reserved for ALU micro-ops; use a larger "
+        "LOG_UOP_BUFF_SIZE or fewer virtual threads",
+        layer, cfg.uop_depth(), cfg.uop_depth() / vt, vt, kAluUopReserve);
+  }
   // the rows a uop's own index fields can name (the regions below keep every uop index in reach)
   const UopReach reach = uop_reach(cfg);
   const int64_t khw = g.kh * g.kw;
