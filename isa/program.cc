@@ -223,8 +223,9 @@ Program Program::deserialize(const std::vector<uint8_t>& bytes) {
                      static_cast<char>(magic[7]), kMagic[7]);
   }
   Program p;
+  const std::string config_json = r.str("the config");  // a truncation error names itself
   try {
-    p.config = HwConfig::from_json(r.str("the config"));
+    p.config = HwConfig::from_json(config_json);
   } catch (const UserError& e) {
     throw_user_error("malformed program: bad config: {}", e.what());
   }
