@@ -45,43 +45,12 @@ int64_t step_macs(const ir::Graph& g, const ir::Node& n) {
 /// Largest depth HwConfig::validate accepts: deep enough that no stream waits for room.
 constexpr int kDeepQueue = 1 << 24;
 
-bool same_knobs(const accel::ScheduleKnobs& a, const accel::ScheduleKnobs& b) {
-  return a.oc_tile_blocks == b.oc_tile_blocks && a.oh_tile == b.oh_tile &&
-         a.virtual_threads == b.virtual_threads && a.ow_tile == b.ow_tile &&
-         a.ic_chunk == b.ic_chunk;
-}
-
-/// Lowers `layer` without the backend's queue-depth check and returns its Program carrying `cfg`,
-/// for the driver to verify. With a backend whose LowerOptions has `verify` (false: skip
-/// isa::verify), that flag is used; otherwise the layer is lowered for `cfg` with the deepest
-/// queues (the backend's choices do not depend on the queue depths, only its final verification
-/// does) and the Program's config set back to `cfg`. Throws what accel::lower_conv2d throws.
-template <typename Options>
-isa::Program lower_without_queue_check(const accel::AccelLayer& layer, const isa::HwConfig& cfg,
-                                       Options lo) {
-  lo.dump_ir_after.clear();
-  isa::Program p;
-  if constexpr (requires { lo.verify = false; }) {
-    lo.verify = false;
-    p = accel::lower_conv2d(layer, cfg, lo).program;
-  } else {
-    isa::HwConfig deep = cfg;
-    deep.cmd_queue_depth = kDeepQueue;
-    deep.token_queue_depth = kDeepQueue;
-    p = accel::lower_conv2d(layer, deep, lo).program;
-  }
-  p.config = cfg;
-  return p;
-}
-
-/// The first verifier diagnostic of `p` if every diagnostic is a deadlock, else nullopt (also
-/// when `p` verifies).
-std::optional<isa::Diagnostic> only_deadlock(const isa::Program& p) {
-  const std::vector<isa::Diagnostic> d = isa::check_program(p);
-  if (d.empty()) return std::nullopt;
+/// True when every diagnostic is a deadlock (the stream is legal but does not fit the configured
+/// queue depths).
+bool only_deadlocks(const std::vector<isa::Diagnostic>& d) {
   for (const isa::Diagnostic& x : d)
-    if (x.rule != isa::VerifyRule::kDeadlock) return std::nullopt;
-  return d.front();
+    if (x.rule != isa::VerifyRule::kDeadlock) return false;
+  return !d.empty();
 }
 
 bool verifies(isa::Program& p, int cmd, int tok) {
@@ -152,7 +121,7 @@ std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnob
   std::vector<accel::ScheduleKnobs> unique;
   for (const accel::ScheduleKnobs& c : v) {
     bool seen = false;
-    for (const accel::ScheduleKnobs& u : unique) seen = seen || same_knobs(u, c);
+    for (const accel::ScheduleKnobs& u : unique) seen = seen || u == c;
     if (!seen) unique.push_back(c);
   }
   return unique;
@@ -170,33 +139,30 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
     accel::LowerOptions lo;
     lo.knobs = schedules[k];
     lo.dump_ir_after = dump_ir_after;
-    std::exception_ptr internal;
+    lo.verify = false;  // verified below, so a queue-depth deadlock can be told from a bug
+    accel::LoweredLayer lowered;
     try {
-      accel::LoweredLayer lowered = accel::lower_conv2d(layer, cfg, lo);
+      lowered = accel::lower_conv2d(layer, cfg, lo);
+    } catch (const UserError&) {
+      if (k == 0) throw;
+      ++not_fitting;  // a fallback schedule that does not fit the scratchpads: try the next one
+      continue;
+    }
+    const std::vector<isa::Diagnostic> diags = isa::check_program(lowered.program);
+    if (diags.empty()) {
       if (k > 0) {
         lowered.schedule += fmt::format(
             " (the requested schedule, {}, deadlocks with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={})",
             describe_knobs(schedules[0]), cfg.cmd_queue_depth, cfg.token_queue_depth);
       }
       return lowered;
-    } catch (const InternalError&) {
-      internal = std::current_exception();
-    } catch (const UserError&) {
-      if (k == 0) throw;
-      ++not_fitting;  // a fallback schedule that does not fit the scratchpads: try the next one
-      continue;
     }
-    // Is the failure the queue-depth deadlock, and only that? Anything else stays a bug.
-    std::optional<isa::Program> p;
-    try {
-      p = lower_without_queue_check(layer, cfg, lo);
-    } catch (const Error&) {
-      std::rethrow_exception(internal);
+    if (!only_deadlocks(diags)) {
+      throw_internal_error("layer '{}': the lowered stream fails the verifier: {}", layer.name,
+                           diags.front().message);
     }
-    const std::optional<isa::Diagnostic> d = only_deadlock(*p);
-    if (!d) std::rethrow_exception(internal);
-    if (first_message.empty()) first_message = d->message;
-    deadlocked.push_back(std::move(*p));
+    if (first_message.empty()) first_message = diags.front().message;
+    deadlocked.push_back(std::move(lowered.program));
   }
   const std::string tried =
       schedules.size() == 1

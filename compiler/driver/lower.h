@@ -49,8 +49,9 @@ std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnob
 /// isa::check_program) at which one of the schedules runs; the CMD_QUEUE_DEPTH alternative is left
 /// out when no command-queue depth alone is enough. Throws the UserError of
 /// accel::lower_conv2d for the first schedule (a fallback schedule that does not fit the
-/// scratchpads is skipped), and rethrows the backend's InternalError when its stream fails any
-/// other verifier rule.
+/// scratchpads is skipped). Each schedule is lowered once with LowerOptions::verify = false and
+/// checked here with isa::check_program; a stream that fails any rule other than the deadlock
+/// check is a bug: InternalError naming the layer and the first diagnostic.
 accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const std::string& op,
                                           const isa::HwConfig& cfg,
                                           const std::vector<accel::ScheduleKnobs>& schedules,

@@ -268,11 +268,13 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
   }
   prog.uops = ctx.uop_table;
   for_each_insn(root, [&](const Stmt& s) { prog.insns.push_back(s.insn); });
-  try {
-    isa::verify(prog);
-  } catch (const UserError& e) {
-    throw_internal_error("layer '{}': the lowered stream fails the verifier: {}", layer.name,
-                         e.what());
+  if (opts.verify) {
+    try {
+      isa::verify(prog);
+    } catch (const UserError& e) {
+      throw_internal_error("layer '{}': the lowered stream fails the verifier: {}", layer.name,
+                           e.what());
+    }
   }
 
   out.program = std::move(prog);

@@ -32,6 +32,7 @@ struct ScheduleKnobs {
   int virtual_threads = 2;  ///< >= 1; 2 = double buffering
   int ow_tile = 0;          ///< output columns per tile
   int ic_chunk = 0;         ///< non-zero input-channel blocks per output block per reduction chunk
+  bool operator==(const ScheduleKnobs&) const = default;
 };
 
 /// How a layer with a non-zero input zero point and output windows touching the padding
@@ -49,6 +50,9 @@ struct LowerOptions {
   /// Pass name (see passes.h), "schedule" (the initial IR), or "all": the loop IR after it is
   /// appended to LoweredLayer::ir_dump. Empty: no dump. Any other value is a UserError.
   std::string dump_ir_after;
+  /// Run isa::verify on the emitted Program (a failure is an InternalError). A caller that
+  /// verifies itself, e.g. to tell a queue-depth deadlock from a bug, sets it to false.
+  bool verify = true;
 };
 
 /// The result: a Program whose image has (at least) an input segment "inp" (kInput, the layer
