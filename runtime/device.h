@@ -27,13 +27,17 @@ struct LoadedProgram {
 };
 
 /// One accelerator device. Not thread-safe; one submission runs at a time.
+/// Device DRAM size (bytes) that Device::create gives when none is asked for: 1 GiB.
+inline constexpr uint64_t kDefaultDeviceDramBytes = uint64_t{1} << 30;
+
 class Device {
  public:
   /// kind: "fsim" or "cycle". dram_bytes: size of the device DRAM. Throws UserError on an
   /// unknown kind or an invalid config.
-  /// The device DRAM is a sim::Dram of `dram_bytes` bytes, allocated (and zeroed) up front.
+  /// The device DRAM is a sim::Dram of `dram_bytes` bytes, zeroed lazily (only touched pages
+  /// cost resident memory).
   static std::unique_ptr<Device> create(const std::string& kind, const isa::HwConfig& cfg,
-                                        uint64_t dram_bytes = uint64_t{1} << 30);
+                                        uint64_t dram_bytes = kDefaultDeviceDramBytes);
   /// The kinds create() accepts in this build, sorted ("cycle" only when tessel_sim_cycle is
   /// built).
   static std::vector<std::string> kinds();

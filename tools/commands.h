@@ -11,6 +11,7 @@
 
 #include "isa/config.h"
 #include "isa/program.h"
+#include "runtime/device.h"
 
 namespace tessel::tools {
 
@@ -85,12 +86,12 @@ int sim_command(const SimCmdOptions& o, std::ostream& out);
 /// Device DRAM (bytes) that holds every Program of `programs` loaded at once, as
 /// runtime::Device::load places them: each image and each instruction stream (16 bytes per
 /// instruction) rounded up to isa::kImageAlign, plus 64 KiB, rounded up to 1 MiB. Keeps the
-/// simulator's DRAM (allocated and zeroed up front) as small as the work needs.
+/// simulator's DRAM as small as the work needs.
 uint64_t dram_bytes_for(const std::vector<isa::Program>& programs);
 
 /// The largest device DRAM the command line creates: 1 GiB, runtime::Device::create's default.
 /// `tessel sim` rejects --alloc / --segment sizes (and Programs) that need more.
-inline constexpr uint64_t kMaxDeviceDramBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxDeviceDramBytes = runtime::kDefaultDeviceDramBytes;
 
 /// Checks, before any work, that `path` (the value of `option`) can be written: it is not a
 /// directory, and its parent directory exists. Throws UserError "--output /x/y.npy: directory /x
