@@ -12,6 +12,16 @@
 
 namespace tessel::runtime {
 
+uint64_t dram_bytes_for(const std::vector<isa::Program>& programs) {
+  const auto align_up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  uint64_t total = 64 * 1024;
+  for (const isa::Program& p : programs) {
+    total += align_up(p.image.size(), isa::kImageAlign) +
+             align_up(p.insns.size() * 16, isa::kImageAlign);
+  }
+  return align_up(total, uint64_t{1} << 20);
+}
+
 DeviceAddr LoadedProgram::segment_addr(const isa::Program& p, const std::string& segment) const {
   return image_base + p.segment(segment).offset_bytes;
 }

@@ -30,6 +30,11 @@ struct LoadedProgram {
 /// Device DRAM size (bytes) that Device::create gives when none is asked for: 1 GiB.
 inline constexpr uint64_t kDefaultDeviceDramBytes = uint64_t{1} << 30;
 
+/// Device DRAM (bytes) that holds every Program of `programs` loaded at once, as Device::load
+/// places them: each image and each instruction stream (16 bytes per instruction) rounded up to
+/// isa::kImageAlign, plus 64 KiB, rounded up to 1 MiB. For sizing a Device to its work.
+uint64_t dram_bytes_for(const std::vector<isa::Program>& programs);
+
 class Device {
  public:
   /// kind: "fsim" or "cycle". dram_bytes: size of the device DRAM. Throws UserError on an

@@ -83,11 +83,8 @@ struct SimCmdOptions {
 /// Verifies and runs one Program on a simulator; prints counters, cycles and per-module stats.
 int sim_command(const SimCmdOptions& o, std::ostream& out);
 
-/// Device DRAM (bytes) that holds every Program of `programs` loaded at once, as
-/// runtime::Device::load places them: each image and each instruction stream (16 bytes per
-/// instruction) rounded up to isa::kImageAlign, plus 64 KiB, rounded up to 1 MiB. Keeps the
-/// simulator's DRAM as small as the work needs.
-uint64_t dram_bytes_for(const std::vector<isa::Program>& programs);
+/// The device DRAM a set of Programs needs (defined by the runtime, which places them).
+using runtime::dram_bytes_for;
 
 /// The largest device DRAM the command line creates: 1 GiB, runtime::Device::create's default.
 /// `tessel sim` rejects --alloc / --segment sizes (and Programs) that need more.
