@@ -1,6 +1,9 @@
 // HwConfig: VTA-style JSON parsing, validation and naming.
 #include "isa/config.h"
 
+#include <fmt/ranges.h>
+#include <vector>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -89,6 +92,22 @@ std::string HwConfig::name() const {
   return fmt::format("{}x{}_i{}w{}a{}_{}_{}_{}_{}", batch(), block, inp_width_bits(),
                      wgt_width_bits(), acc_width_bits(), log_uop_buff_size, log_inp_buff_size,
                      log_wgt_buff_size, log_acc_buff_size);
+}
+
+std::string HwConfig::label() const {
+  const HwConfig d;
+  std::vector<std::string> ext;
+  if (log_bus_width != d.log_bus_width) ext.push_back(fmt::format("LOG_BUS_WIDTH={}", log_bus_width));
+  if (clock_mhz != d.clock_mhz) ext.push_back(fmt::format("CLOCK_MHZ={}", clock_mhz));
+  if (dram_latency != d.dram_latency) ext.push_back(fmt::format("DRAM_LATENCY={}", dram_latency));
+  if (cmd_queue_depth != d.cmd_queue_depth) {
+    ext.push_back(fmt::format("CMD_QUEUE_DEPTH={}", cmd_queue_depth));
+  }
+  if (token_queue_depth != d.token_queue_depth) {
+    ext.push_back(fmt::format("TOKEN_QUEUE_DEPTH={}", token_queue_depth));
+  }
+  if (ext.empty()) return name();
+  return fmt::format("{} ({})", name(), fmt::join(ext, ", "));
 }
 
 void HwConfig::validate() const {

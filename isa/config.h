@@ -63,6 +63,10 @@ struct HwConfig {
 
   /// VTA's config name, e.g. "1x16_i8w8a32_15_15_18_17".
   std::string name() const;
+  /// name() followed by the Tessel extension keys that differ from their defaults, e.g.
+  /// "1x16_i8w8a32_15_15_18_17 (CMD_QUEUE_DEPTH=8, TOKEN_QUEUE_DEPTH=1)"; equals name() for
+  /// the default extension values. Two configs with equal labels have equal keys.
+  std::string label() const;
 
   /// Throws tessel::UserError naming the key and value when the configuration is impossible
   /// (non-positive sizes, widths other than int8/int8/int32, buffers too small for one element,

@@ -202,7 +202,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
 
   out << fmt::format("program   {} ({} instructions, {} micro-ops, {} image bytes)\n", p.name, p.insns.size(),
                      p.uops.size(), p.image.size());
-  out << fmt::format("config    {}\n", p.config.name());
+  out << fmt::format("config    {}\n", p.config.label());
   out << fmt::format("simulator {}\n", o.sim);
   for (const isa::Segment& seg : p.segments) {
     out << fmt::format("segment   {:<12} {:<7} bytes [{}, {})\n", seg.name, isa::to_string(seg.kind),

@@ -190,8 +190,8 @@ int run_command(const RunOptions& o, std::ostream& out) {
     if (!o.config_path.empty()) {
       const isa::HwConfig given = load_config(o.config_path);
       if (!(given == cfg)) {
-        throw_user_error("{} was compiled for config {} but --config {} gives {} ({})", o.model, cfg.name(),
-                         o.config_path, given.name(), isa::config_differences(cfg, given));
+        throw_user_error("{} was compiled for config {} but --config {} gives {} ({})", o.model, cfg.label(),
+                         o.config_path, given.label(), isa::config_differences(cfg, given));
       }
     }
     for (int idx : cr.exe.inputs) {
@@ -292,7 +292,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
   r.model = o.model;
   r.inputs = o.inputs;
   r.simulator = o.sim;
-  r.config_name = cfg.name();
+  r.config_name = cfg.label();
   r.clock_mhz = cfg.clock_mhz;
   r.macs_per_uop = cfg.macs_per_uop();
   r.offload = o.offload;

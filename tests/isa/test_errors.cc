@@ -42,6 +42,11 @@ TEST(IsaConfigParse, VtaConfigFileAndExtensions) {
   want.token_queue_depth = 8;
   EXPECT_EQ(c, want);
   EXPECT_EQ(c.name(), "1x16_i8w8a32_15_15_18_17");
+  // the label tells configs apart that VTA's name does not
+  EXPECT_EQ(c.label(),
+            "1x16_i8w8a32_15_15_18_17 (LOG_BUS_WIDTH=7, CLOCK_MHZ=200, DRAM_LATENCY=40, "
+            "CMD_QUEUE_DEPTH=64, TOKEN_QUEUE_DEPTH=8)");
+  EXPECT_EQ(HwConfig{}.label(), "1x16_i8w8a32_15_15_18_17");
   EXPECT_EQ(HwConfig::from_json(c.to_json()), c);
   EXPECT_EQ(HwConfig::from_json("{}"), HwConfig{});
 }
