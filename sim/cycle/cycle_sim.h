@@ -19,6 +19,7 @@
 #include "isa/spec.h"
 #include "sim/common/datapath.h"
 #include "sim/common/simulator.h"
+#include "sim/common/timeline.h"
 
 namespace tessel::sim {
 
@@ -32,16 +33,6 @@ struct CycleSimOptions {
   bool record_trace = false;
 };
 
-/// When one instruction ran, in cycles relative to the start of its run.
-struct InsnTiming {
-  uint32_t index = 0;         ///< position in the stream (0-based)
-  isa::Module module = isa::Module::kCompute;
-  isa::Opcode opcode = isa::Opcode::kFinish;
-  uint64_t dispatch = 0;      ///< cycle fetch put it in its module's command queue
-  uint64_t start = 0;         ///< cycle it began executing (its tokens popped, push space free)
-  uint64_t end = 0;           ///< cycle it completed (tokens pushed at this cycle)
-  bool operator==(const InsnTiming&) const = default;
-};
 
 /// The cycle-level simulator. Holds the scratchpads (sim::Datapath) of its configuration, which
 /// persist between runs as in hardware.
