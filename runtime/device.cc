@@ -5,9 +5,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 #include "sim/common/program_loader.h"
+#ifdef TESSEL_HAVE_RTL_SIM
+#include "sim/rtl/rtl_sim.h"
+#endif
 #include "support/error.h"
 
 namespace tessel::runtime {
@@ -241,18 +245,56 @@ std::unique_ptr<Device> Device::create(const std::string& kind, const isa::HwCon
     throw_user_error("device kind 'cycle' is not available: this build has no cycle simulator "
                      "(tessel_sim_cycle)");
 #endif
+  } else if (kind == "rtl") {
+#ifdef TESSEL_HAVE_RTL_SIM
+    sim = sim::make_rtl_sim(cfg);
+#else
+    throw_user_error("device kind 'rtl' is not available: this build has no RTL simulator "
+                     "(tessel_sim_rtl needs Verilator; configure with TESSEL_WITH_RTL=ON)");
+#endif
   } else {
     throw_user_error("unknown device kind '{}'; valid kinds: {}", kind, fmt::join(kinds(), ", "));
   }
   return std::make_unique<SimDevice>(kind, cfg, dram_bytes, std::move(sim));
 }
 
-std::vector<std::string> Device::kinds() {
-#ifdef TESSEL_HAVE_CYCLE_SIM
-  return {"cycle", "fsim"};
-#else
-  return {"fsim"};
+std::unique_ptr<Device> Device::create(std::unique_ptr<sim::Simulator> simulator,
+                                       const isa::HwConfig& cfg, uint64_t dram_bytes) {
+  cfg.validate();
+  if (!simulator) throw_internal_error("Device::create: no simulator given");
+  if (dram_bytes < isa::kImageAlign) {
+    throw_user_error("device dram size {} bytes is below the minimum of {} bytes", dram_bytes,
+                     isa::kImageAlign);
+  }
+  const std::string kind = simulator->name();
+  return std::make_unique<SimDevice>(kind, cfg, dram_bytes, std::move(simulator));
+}
+
+void Device::check_kind(const std::string& kind, const isa::HwConfig& cfg) {
+  cfg.validate();
+  const std::vector<std::string> k = kinds();
+  if (std::find(k.begin(), k.end(), kind) == k.end()) {
+    if (kind == "cycle" || kind == "rtl") {
+      throw_user_error("device kind '{}' is not available in this build; valid kinds: {}", kind,
+                       fmt::join(k, ", "));
+    }
+    throw_user_error("unknown device kind '{}'; valid kinds: {}", kind, fmt::join(k, ", "));
+  }
+#ifdef TESSEL_HAVE_RTL_SIM
+  if (kind == "rtl" && !sim::rtl_supports(cfg)) sim::make_rtl_sim(cfg);  // throws the reason
 #endif
+}
+
+std::vector<std::string> Device::kinds() {
+  std::vector<std::string> k;
+#ifdef TESSEL_HAVE_CYCLE_SIM
+  k.push_back("cycle");
+#endif
+  k.push_back("fsim");
+#ifdef TESSEL_HAVE_RTL_SIM
+  k.push_back("rtl");
+#endif
+  return k;
 }
 
 }  // namespace tessel::runtime

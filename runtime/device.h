@@ -1,4 +1,4 @@
-// The runtime's device API: one interface over every accelerator model (fsim, cycle; rtl and FPGA
+// The runtime's device API: one interface over every accelerator model (fsim, cycle, rtl; FPGA
 // later). Allocate device DRAM, copy to and from it, submit a Program, wait, read counters.
 #pragma once
 
@@ -37,14 +37,26 @@ uint64_t dram_bytes_for(const std::vector<isa::Program>& programs);
 
 class Device {
  public:
-  /// kind: "fsim" or "cycle". dram_bytes: size of the device DRAM. Throws UserError on an
-  /// unknown kind or an invalid config.
+  /// kind: "fsim", "cycle" or "rtl" (the Verilated RTL, sim/rtl/rtl_sim.h; only for the
+  /// configurations it was built for). dram_bytes: size of the device DRAM. Throws UserError on
+  /// an unknown kind, a kind this build lacks, an invalid config, or (rtl) a config without a
+  /// built RTL model.
   /// The device DRAM is a sim::Dram of `dram_bytes` bytes, zeroed lazily (only touched pages
   /// cost resident memory).
   static std::unique_ptr<Device> create(const std::string& kind, const isa::HwConfig& cfg,
                                         uint64_t dram_bytes = kDefaultDeviceDramBytes);
+  /// Throws the UserError create(kind, cfg) would throw for the kind and configuration (unknown
+  /// kind, kind not in this build, invalid config, rtl without a model for `cfg`) without
+  /// creating anything, so tools can check before long work (compiling a model).
+  static void check_kind(const std::string& kind, const isa::HwConfig& cfg);
+  /// A Device around a simulator the caller configured (e.g. sim::make_rtl_sim with a
+  /// waveform, sim::make_cycle_sim with a Perfetto trace or a timeline); its kind is
+  /// simulator->name(). `simulator` must model `cfg`. DRAM and errors as the create() above.
+  static std::unique_ptr<Device> create(std::unique_ptr<sim::Simulator> simulator,
+                                        const isa::HwConfig& cfg,
+                                        uint64_t dram_bytes = kDefaultDeviceDramBytes);
   /// The kinds create() accepts in this build, sorted ("cycle" only when tessel_sim_cycle is
-  /// built).
+  /// built, "rtl" only when tessel_sim_rtl is).
   static std::vector<std::string> kinds();
   virtual ~Device() = default;
   virtual std::string kind() const = 0;

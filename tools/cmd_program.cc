@@ -3,11 +3,20 @@
 
 #include <charconv>
 #include <cstring>
+#include <functional>
+#include <tuple>
 
 #include "isa/asm.h"
 #include "isa/program.h"
 #include "isa/verifier.h"
 #include "runtime/device.h"
+#include "sim/common/timeline.h"
+#ifdef TESSEL_HAVE_CYCLE_SIM
+#include "sim/cycle/cycle_sim.h"
+#endif
+#ifdef TESSEL_HAVE_RTL_SIM
+#include "sim/rtl/rtl_sim.h"
+#endif
 #include "support/error.h"
 #include "support/npy.h"
 #include "tools/commands.h"
@@ -93,31 +102,17 @@ uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
   return h;
 }
 
-}  // namespace
-
-int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
-                std::ostream& out) {
-  check_output_path(out_path, "--output");
-  const isa::Program p = assemble_file(in_path, config_path);
-  const std::vector<uint8_t> bytes = p.serialize();
-  support::write_file_bytes(out_path, bytes);
-  out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n", in_path,
-                     p.insns.size(), p.uops.size(), p.config.name(), out_path, bytes.size());
-  return 0;
-}
-
-int disasm_command(const std::string& in_path, std::ostream& out) {
-  out << isa::disassemble(load_program_binary(in_path));
-  return 0;
-}
-
-int sim_command(const SimCmdOptions& o, std::ostream& out) {
-  if (o.sim != "fsim" && o.sim != "cycle") throw_user_error("unknown simulator '{}' (use fsim or cycle)", o.sim);
-  for (const std::string& binding : o.dump_segments) {
-    check_output_path(split_binding(binding, "--dump-segment").second, "--dump-segment");
-  }
-  const std::vector<uint8_t> head = support::read_file_bytes(o.program_path);
+// A Program ready to load: the binary or assembled text of o.program_path with its --segment
+// inputs and --alloc outputs, verified (isa::verify).
+struct PreparedProgram {
   isa::Program p;
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;  ///< segment -> bytes
+};
+
+PreparedProgram prepare_program(const SimCmdOptions& o) {
+  const std::vector<uint8_t> head = support::read_file_bytes(o.program_path);
+  PreparedProgram prep;
+  isa::Program& p = prep.p;
   const bool binary = is_program_binary(head);
   if (binary) {
     p = load_program_binary(o.program_path);
@@ -135,7 +130,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
   // Input data. --segment NAME=FILE writes FILE into the input segment NAME when the Program has
   // one, else appends a new input segment holding FILE; then each --alloc appends a zero-filled
   // output segment. Binary Programs and assembler text are treated alike, in command-line order.
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;
+  auto& inputs = prep.inputs;
   const auto has_segment = [&](const std::string& name) {
     for (const isa::Segment& seg : p.segments) {
       if (seg.name == name) return true;
@@ -200,6 +195,118 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
     throw;
   }
 
+  return prep;
+}
+
+// Parses --wave-cycles "A:B" (or "A:" for A to the end of the run), cycles relative to launch.
+std::pair<uint64_t, uint64_t> parse_wave_cycles(const std::string& text) {
+  const size_t colon = text.find(':');
+  auto number = [&](const std::string& part, uint64_t& v) {
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    return !part.empty() && ec == std::errc() && ptr == part.data() + part.size();
+  };
+  uint64_t a = 0, b = UINT64_MAX;
+  if (colon == std::string::npos || !number(text.substr(0, colon), a) ||
+      (colon + 1 < text.size() && !number(text.substr(colon + 1), b))) {
+    throw_user_error("--wave-cycles '{}' must be FIRST:LAST or FIRST: (cycles, e.g. 0:5000)", text);
+  }
+  if (a > b) throw_user_error("--wave-cycles {}: the first cycle {} is after the last {}", text, a, b);
+  return {a, b};
+}
+
+// --wave/--wave-cycles are for rtl, --trace for cycle; output paths must be writable.
+void check_sim_output_options(const SimCmdOptions& o) {
+  if (!o.wave.empty() && o.sim != "rtl") {
+    throw_user_error("--wave {} needs --sim rtl (waveforms come from the RTL; simulator is {})", o.wave, o.sim);
+  }
+  if (!o.wave_cycles.empty() && o.wave.empty()) {
+    throw_user_error("--wave-cycles {} needs --wave FILE", o.wave_cycles);
+  }
+  if (!o.trace.empty() && o.sim != "cycle") {
+    throw_user_error("--trace {} needs --sim cycle (the Perfetto trace is the cycle model's; simulator is {})",
+                     o.trace, o.sim);
+  }
+  if (!o.wave.empty()) {
+    check_output_path(o.wave, "--wave");
+    if (o.wave.size() < 4 || o.wave.compare(o.wave.size() - 4, 4, ".fst") != 0) {
+      throw_user_error("--wave {}: the waveform is FST and its file name must end in .fst", o.wave);
+    }
+  }
+  if (!o.trace.empty()) check_output_path(o.trace, "--trace");
+  if (!o.wave_cycles.empty()) parse_wave_cycles(o.wave_cycles);
+}
+
+// A device of kind `kind` whose simulator honours --wave/--wave-cycles/--trace, and (for the
+// timed simulators, when record_trace) gives its per-instruction timeline after each run.
+struct ToolDevice {
+  std::unique_ptr<runtime::Device> device;
+  std::function<std::vector<sim::InsnTiming>()> timeline;  ///< empty for fsim
+};
+
+ToolDevice make_tool_device(const std::string& kind, const SimCmdOptions& o, const isa::HwConfig& cfg,
+                            uint64_t dram_bytes, bool record_trace) {
+  ToolDevice d;
+  if (kind == "cycle") {
+#ifdef TESSEL_HAVE_CYCLE_SIM
+    sim::CycleSimOptions opt;
+    opt.record_trace = record_trace;
+    opt.perfetto_path = o.trace;
+    std::unique_ptr<sim::CycleSimulator> s = sim::make_cycle_sim(cfg, opt);
+    const sim::CycleSimulator* raw = s.get();
+    d.timeline = [raw] { return raw->trace(); };
+    d.device = runtime::Device::create(std::move(s), cfg, dram_bytes);
+    return d;
+#endif
+  } else if (kind == "rtl") {
+#ifdef TESSEL_HAVE_RTL_SIM
+    sim::RtlSimOptions opt;
+    opt.record_trace = record_trace;
+    opt.wave_path = o.wave;
+    if (!o.wave_cycles.empty()) {
+      std::tie(opt.wave_first_cycle, opt.wave_last_cycle) = parse_wave_cycles(o.wave_cycles);
+    }
+    std::unique_ptr<sim::RtlSimulator> s = sim::make_rtl_sim(cfg, opt);
+    const sim::RtlSimulator* raw = s.get();
+    d.timeline = [raw] { return raw->trace(); };
+    d.device = runtime::Device::create(std::move(s), cfg, dram_bytes);
+    return d;
+#endif
+  }
+  d.device = runtime::Device::create(kind, cfg, dram_bytes);  // fsim, or the "not in this build" error
+  return d;
+}
+
+}  // namespace
+
+int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
+                std::ostream& out) {
+  check_output_path(out_path, "--output");
+  const isa::Program p = assemble_file(in_path, config_path);
+  const std::vector<uint8_t> bytes = p.serialize();
+  support::write_file_bytes(out_path, bytes);
+  out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n", in_path,
+                     p.insns.size(), p.uops.size(), p.config.name(), out_path, bytes.size());
+  return 0;
+}
+
+int disasm_command(const std::string& in_path, std::ostream& out) {
+  out << isa::disassemble(load_program_binary(in_path));
+  return 0;
+}
+
+int sim_command(const SimCmdOptions& o, std::ostream& out) {
+  if (o.sim != "fsim" && o.sim != "cycle" && o.sim != "rtl") {
+    throw_user_error("unknown simulator '{}' (use fsim, cycle or rtl)", o.sim);
+  }
+  for (const std::string& binding : o.dump_segments) {
+    check_output_path(split_binding(binding, "--dump-segment").second, "--dump-segment");
+  }
+  check_sim_output_options(o);
+  PreparedProgram prep = prepare_program(o);
+  const isa::Program& p = prep.p;
+  const auto& inputs = prep.inputs;
+  runtime::Device::check_kind(o.sim, p.config);
+
   out << fmt::format("program   {} ({} instructions, {} micro-ops, {} image bytes)\n", p.name, p.insns.size(),
                      p.uops.size(), p.image.size());
   out << fmt::format("config    {}\n", p.config.label());
@@ -209,7 +316,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
                        seg.offset_bytes, seg.offset_bytes + seg.size_bytes);
   }
 
-  std::unique_ptr<runtime::Device> device = runtime::Device::create(o.sim, p.config, dram_bytes_for({p}));
+  std::unique_ptr<runtime::Device> device = make_tool_device(o.sim, o, p.config, dram_bytes_for({p}), false).device;
   const runtime::LoadedProgram lp = device->load(p);
   for (const auto& [name, data] : inputs) {
     device->copy_to_device(lp.segment_addr(p, name), data.data(), data.size());
@@ -259,6 +366,85 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
   }
   device->unload(lp);
   return 0;
+}
+
+int simcmp_command(const SimcmpOptions& o, std::ostream& out) {
+  for (const std::string& kind : {o.a, o.b}) {
+    if (kind != "cycle" && kind != "rtl") {
+      throw_user_error("simcmp compares the timed simulators: '{}' is not cycle or rtl", kind);
+    }
+  }
+  SimCmdOptions so;
+  so.program_path = o.program_path;
+  so.config_path = o.config_path;
+  so.segments = o.segments;
+  so.allocs = o.allocs;
+  const PreparedProgram prep = prepare_program(so);
+  const isa::Program& p = prep.p;
+  runtime::Device::check_kind(o.a, p.config);
+  runtime::Device::check_kind(o.b, p.config);
+
+  struct Side {
+    std::string name;
+    ToolDevice dev;
+    runtime::LoadedProgram lp;
+    sim::RunStats stats;
+    std::vector<sim::InsnTiming> timeline;
+  };
+  std::vector<Side> sides;
+  for (const std::string& kind : {o.a, o.b}) {
+    Side s;
+    s.name = kind;
+    s.dev = make_tool_device(kind, so, p.config, dram_bytes_for({p}), true);
+    s.lp = s.dev.device->load(p);
+    for (const auto& [name, data] : prep.inputs) {
+      s.dev.device->copy_to_device(s.lp.segment_addr(p, name), data.data(), data.size());
+    }
+    s.dev.device->submit(s.lp);
+    s.stats = s.dev.device->wait();
+    s.timeline = s.dev.timeline();
+    sides.push_back(std::move(s));
+  }
+  Side& a = sides[0];
+  Side& b = sides[1];
+  // Same labels for a self-comparison would make the message ambiguous.
+  const std::string a_name = a.name == b.name ? a.name + " (a)" : a.name;
+  const std::string b_name = a.name == b.name ? b.name + " (b)" : b.name;
+  int status = 0;
+  if (const auto div = sim::compare_timelines(a.timeline, b.timeline, a_name, b_name)) {
+    out << fmt::format("first divergence at cycle {}: {}\n", div->cycle, div->message);
+    status = 1;
+  } else if (a.stats.cycles != b.stats.cycles) {
+    out << fmt::format("cycles differ: {} {}, {} {} (every instruction's timing agrees)\n", a_name, a.stats.cycles,
+                       b_name, b.stats.cycles);
+    status = 1;
+  }
+  for (const isa::Segment& seg : p.segments) {
+    std::vector<uint8_t> ba(seg.size_bytes), bb(seg.size_bytes);
+    a.dev.device->copy_from_device(ba.data(), a.lp.segment_addr(p, seg.name), ba.size());
+    b.dev.device->copy_from_device(bb.data(), b.lp.segment_addr(p, seg.name), bb.size());
+    if (ba == bb) continue;
+    size_t first = 0, count = 0;
+    for (size_t i = 0; i < ba.size(); ++i) {
+      if (ba[i] != bb[i]) {
+        if (count++ == 0) first = i;
+      }
+    }
+    out << fmt::format("dram differs: segment '{}' byte {}: {} 0x{:02x}, {} 0x{:02x} ({} of {} bytes differ)\n",
+                       seg.name, first, a_name, ba[first], b_name, bb[first], count, ba.size());
+    status = 1;
+  }
+  if (!(a.stats.counters == b.stats.counters)) {
+    out << fmt::format("counters differ: {} counts {} instructions, {} counts {}\n", a_name,
+                       a.stats.counters.insn_count, b_name, b.stats.counters.insn_count);
+    status = 1;
+  }
+  if (status == 0) {
+    out << fmt::format("identical: {} instructions, {} cycles ({} and {}; dram segments bit-identical)\n",
+                       a.timeline.size(), a.stats.cycles, a_name, b_name);
+  }
+  for (Side& s : sides) s.dev.device->unload(s.lp);
+  return status;
 }
 
 }  // namespace tessel::tools

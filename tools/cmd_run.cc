@@ -1,5 +1,6 @@
 // `tessel run` and `tessel compile`.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,8 +31,12 @@ double seconds_since(Clock::time_point t0) {
 }
 
 void check_sim_kind(const std::string& sim) {
-  if (sim != "fsim" && sim != "cycle") {
-    throw_user_error("unknown simulator '{}' (use fsim or cycle)", sim);
+  if (sim != "fsim" && sim != "cycle" && sim != "rtl") {
+    throw_user_error("unknown simulator '{}' (use fsim, cycle or rtl)", sim);
+  }
+  const std::vector<std::string> kinds = runtime::Device::kinds();
+  if (std::find(kinds.begin(), kinds.end(), sim) == kinds.end()) {
+    throw_user_error("simulator '{}' is not in this build (available: {})", sim, fmt::join(kinds, ", "));
   }
 }
 
@@ -213,6 +218,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
                        o.model);
     }
     cfg = load_config(o.config_path);
+    runtime::Device::check_kind(o.sim, cfg);  // e.g. rtl without a model for cfg: before compiling
     // The float reference also gives the graph inputs' names and shapes.
     ref = compiler::ReferenceModel::load(o.model, o.batch);
     names = ref->input_names();

@@ -79,9 +79,34 @@ struct SimCmdOptions {
   /// after the --segment ones; binary Programs and assembler text alike.
   std::vector<std::string> allocs;
   std::vector<std::string> dump_segments;  ///< "name=file": segment bytes written out after the run
+  /// rtl only: an FST waveform of the run written here ("" = none; must end in .fst).
+  std::string wave;
+  /// With `wave`: the cycles to dump, "FIRST:LAST" or "FIRST:" (run-relative; "" = all).
+  std::string wave_cycles;
+  /// cycle only: a Chrome/Perfetto JSON trace of the run written here (CycleSimOptions::perfetto_path).
+  std::string trace;
 };
 /// Verifies and runs one Program on a simulator; prints counters, cycles and per-module stats.
+/// UserError for --wave/--wave-cycles without --sim rtl, --trace without --sim cycle, a bad
+/// --wave-cycles range or unwritable output paths (all checked before the run).
 int sim_command(const SimCmdOptions& o, std::ostream& out);
+
+/// Options of `tessel simcmp`.
+struct SimcmpOptions {
+  std::string program_path;            ///< Program binary or assembler text (as `tessel sim`)
+  std::string a = "cycle";             ///< first simulator: cycle or rtl
+  std::string b = "rtl";               ///< second simulator: cycle or rtl
+  std::string config_path;             ///< for text programs
+  std::vector<std::string> segments;   ///< as SimCmdOptions::segments
+  std::vector<std::string> allocs;     ///< as SimCmdOptions::allocs
+};
+/// Runs one Program on two timed simulators with per-instruction timelines and compares them:
+/// every instruction's dispatch, start and done cycle (sim::compare_timelines), the run's
+/// cycles, every segment's bytes after the run, and the counters. Prints "identical: N
+/// instructions, C cycles ..." and returns 0, or prints each difference (the first timeline
+/// divergence, the first differing byte of each segment) and returns 1. Simulator errors are
+/// thrown as from `tessel sim`.
+int simcmp_command(const SimcmpOptions& o, std::ostream& out);
 
 /// The device DRAM a set of Programs needs (defined by the runtime, which places them).
 using runtime::dram_bytes_for;

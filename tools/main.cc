@@ -1,4 +1,4 @@
-// The `tessel` command line: run, compile, asm, disasm, sim, config.
+// The `tessel` command line: run, compile, asm, disasm, sim, simcmp, config.
 // Exit codes: 0 success, 1 an error (one "error: ..." line on stderr), 2 a usage error.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
   run->add_option("--shape", shape_text, "shape of a raw .bin input, e.g. 1,3,224,224");
   run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
   run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->capture_default_str();
-  run->add_option("--sim", ro.sim, "simulator: fsim (functional) or cycle (cycle-level SystemC)")
-      ->check(CLI::IsMember({"fsim", "cycle"}))->capture_default_str();
+  run->add_option("--sim", ro.sim, "simulator: fsim (functional), cycle (cycle-level SystemC) or rtl (Verilated RTL)")
+      ->check(CLI::IsMember({"fsim", "cycle", "rtl"}))->capture_default_str();
   run->add_option("--config", ro.config_path, "hardware configuration JSON (VTA keys)");
   run->add_option("--output,-o", ro.output_path, "write the output tensor(s) as .npy");
   run->add_option("--report-json", ro.report_json, "write the report as JSON");
@@ -95,12 +95,27 @@ int main(int argc, char** argv) {
   SimCmdOptions so;
   CLI::App* simc = app.add_subcommand("sim", "verify and run one Program on a simulator");
   simc->add_option("program", so.program_path, "Program binary or assembler text")->required();
-  simc->add_option("--sim", so.sim, "simulator: fsim or cycle")
-      ->check(CLI::IsMember({"fsim", "cycle"}))->capture_default_str();
+  simc->add_option("--sim", so.sim, "simulator: fsim, cycle or rtl")
+      ->check(CLI::IsMember({"fsim", "cycle", "rtl"}))->capture_default_str();
   simc->add_option("--config", so.config_path, "hardware configuration JSON (text programs)");
   simc->add_option("--segment", so.segments, "name=file: raw bytes for an input segment (appended when the program has none of that name)");
   simc->add_option("--alloc", so.allocs, "name=BYTES: append a zero-filled output segment");
   simc->add_option("--dump-segment", so.dump_segments, "name=file: write a segment's bytes after the run");
+  simc->add_option("--wave", so.wave, "rtl: write an FST waveform of the run to FILE (.fst)");
+  simc->add_option("--wave-cycles", so.wave_cycles, "rtl: with --wave, dump only cycles FIRST:LAST (or FIRST:)");
+  simc->add_option("--trace", so.trace, "cycle: write a Chrome/Perfetto trace (JSON) of the run to FILE");
+
+  // ---- simcmp ----
+  SimcmpOptions sco;
+  CLI::App* simcmp = app.add_subcommand("simcmp", "run one Program on two timed simulators and compare them cycle by cycle");
+  simcmp->add_option("program", sco.program_path, "Program binary or assembler text")->required();
+  simcmp->add_option("--a", sco.a, "first simulator: cycle or rtl")
+      ->check(CLI::IsMember({"cycle", "rtl"}))->capture_default_str();
+  simcmp->add_option("--b", sco.b, "second simulator: cycle or rtl")
+      ->check(CLI::IsMember({"cycle", "rtl"}))->capture_default_str();
+  simcmp->add_option("--config", sco.config_path, "hardware configuration JSON (text programs)");
+  simcmp->add_option("--segment", sco.segments, "name=file: raw bytes for an input segment (as tessel sim)");
+  simcmp->add_option("--alloc", sco.allocs, "name=BYTES: append a zero-filled output segment (as tessel sim)");
 
   // ---- config ----
   std::string cfg_path;
@@ -114,7 +129,7 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const CLI::App* a : app.get_subcommands({})) known = known || a->get_name() == sub;
     if (!known) {
-      return fail(fmt::format("unknown subcommand '{}' (run, compile, asm, disasm, sim, config; see tessel --help)",
+      return fail(fmt::format("unknown subcommand '{}' (run, compile, asm, disasm, sim, simcmp, config; see tessel --help)",
                               sub),
                   2);
     }
@@ -145,6 +160,7 @@ int main(int argc, char** argv) {
     if (*as) return asm_command(asm_in, asm_out, asm_config, std::cout);
     if (*disasm) return disasm_command(disasm_in, std::cout);
     if (*simc) return sim_command(so, std::cout);
+    if (*simcmp) return simcmp_command(sco, std::cout);
     if (*config) return config_command(cfg_path, std::cout);
   } catch (const tessel::Error& e) {
     return fail(e.what(), 1);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/cycle/engine.h"
+#include "sim/cycle/perfetto_trace.h"
 
 namespace tessel::sim {
 
@@ -43,22 +44,35 @@ RunStats CycleSimulator::run(Dram& dram, uint64_t insn_addr, uint32_t insn_count
   in.insn_count = insn_count;
   in.cycle_limit = options_.cycle_limit;
   in.trace = options_.record_trace ? &trace_ : nullptr;
-  // Completion order with ties (same end cycle) by instruction index, whatever order SystemC
-  // ran the modules in within a cycle.
+  cycle::RunRecord record;
+  const bool perfetto = !options_.perfetto_path.empty();
+  in.record = perfetto ? &record : nullptr;
+  // Completion order with ties (same end cycle) by instruction index, whatever order the
+  // threads timed the instructions in.
   auto sort_trace = [this] {
     std::stable_sort(trace_.begin(), trace_.end(), [](const InsnTiming& a, const InsnTiming& b) {
       return a.end != b.end ? a.end < b.end : a.index < b.index;
     });
   };
+  RunStats stats;
   try {
-    RunStats stats = cycle::run_on_engine(in);
+    stats = cycle::run_on_engine(in);
     sort_trace();
-    return stats;
   } catch (...) {
     sort_trace();
     datapath_.reset();  // a clean state after an error, as fsim
+    if (perfetto) {
+      // The trace of a failed run shows what happened up to the error (e.g. a deadlock); the
+      // run's own error is the one reported.
+      try {
+        cycle::write_perfetto_trace(options_.perfetto_path, record, cfg_);
+      } catch (const IoError&) {
+      }
+    }
     throw;
   }
+  if (perfetto) cycle::write_perfetto_trace(options_.perfetto_path, record, cfg_);
+  return stats;
 }
 
 std::unique_ptr<CycleSimulator> make_cycle_sim(const isa::HwConfig& cfg,

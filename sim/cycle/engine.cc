@@ -1,24 +1,31 @@
-// The SystemC model behind CycleSimulator: modules fetch, load, compute and store connected by
-// bounded command queues and the four dependency-token queues, and a memory unit that owns the
-// shared DRAM bus and applies each instruction's effect through sim::Datapath. The timing rules
-// are in timing.h; the model is described in docs/cycle-model.md.
+// The SystemC model behind CycleSimulator: fetch, load, compute and store threads and the memory
+// arbiter, timed exactly as docs/microarchitecture.md (the contract with the RTL), event by event
+// and without a clock. docs/cycle-model.md describes the organisation; the per-instruction rules
+// are in timing.h, the DRAM data bus is sim::BusSchedule.
 //
-// Time: one accelerator cycle is kRawPerCycle raw sc_time units. Modules only act at whole cycles;
-// the memory unit acts at half cycles: every request made during cycle c (in whatever delta
-// order SystemC runs the modules) is committed at c + 1/2 in a fixed priority order (fetch, load,
-// compute, store), so bus arbitration and the order of DRAM/SRAM effects never depend on the
-// scheduler. Commands fetch dispatches carry the cycle they enter the queue ("date"), so fetch can
-// dispatch a whole burst without one context switch per instruction.
+// How the model gets the RTL's cycles without simulating every cycle: every queue of the RTL has
+// a registered occupancy, so an event in cycle e (a dispatch, a token push in D, a pop in S) is
+// visible from e + 1 only, and every start condition of section 4 is monotone (a queue has one
+// producer and one consumer, so a condition that holds for the waiting module stays true until
+// that module acts). Hence the start cycle of an instruction is a maximum:
+//   S = max(previous D + 1, dispatch + 1, push cycle of each token it pops + 1,
+//           pop cycle that made room in each queue it pushes + 1, last load/store D + 1 (FINISH)),
+// and every thread computes its instructions' cycles as soon as the cycles they depend on are
+// known, often ahead of simulated time. Only the arbiter (section 2.2) must decide in time order:
+// its grant in cycle t depends on which masters request in t. Every request is registered before
+// the cycle it is made in (a DMA requests from S + 1, fetch from its last dispatch + 1), so the
+// arbiter, an SC_METHOD that runs at the half of the cycles where a grant is possible, sees every
+// competing request. Threads act at whole cycles; a thread applies its instruction's effect
+// (sim::Datapath) in cycle S of simulated time, after the producer of every token it popped.
 //
 // The hierarchy is configuration-agnostic and built once per process; each run installs a
-// RunState (config, queues of its depths, DRAM, datapath) and drives sc_start() until starvation.
-// At the end of a run (or on an error) the state's abort flag makes every thread unwind to its
-// idle wait, so the next run starts from scratch at a fresh base cycle.
+// RunState (config, DRAM, datapath, the run's records) and drives sc_start() until starvation.
+// At the end of a run (or on an error) the abort event makes every thread unwind to its idle
+// wait, so the next run starts from scratch at a fresh base cycle.
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,7 +35,9 @@
 #include <systemc>
 
 #include "isa/program.h"
+#include "sim/common/bus_schedule.h"
 #include "sim/common/queues.h"
+#include "sim/common/systemc_models.h"
 #include "sim/cycle/engine.h"
 #include "sim/cycle/timing.h"
 
@@ -42,13 +51,13 @@ using isa::TokenQueue;
 using sc_core::sc_event;
 using sc_core::sc_time;
 
-/// Raw sc_time units per cycle; half of it is the commit point of the memory unit.
+/// Raw sc_time units per cycle: threads act at whole cycles, the arbiter at the half.
 constexpr uint64_t kRawPerCycle = 2;
 
 /// Stack of each SystemC thread: room for decoding, fmt messages and exception unwinding.
 constexpr std::size_t kThreadStackBytes = std::size_t(1) << 20;
 
-/// Units in commit-priority order: index 0 is fetch, 1 + int(isa::Module) the three modules.
+/// Units, in the arbiter's priority order (= Master): fetch, then 1 + int(isa::Module).
 constexpr int kFetchUnit = 0;
 constexpr int kNumUnits = 4;
 int unit_of(Module m) { return 1 + int(m); }
@@ -62,76 +71,84 @@ const char* token_name(TokenQueue q) {
   return kNames[int(q)];
 }
 
-/// Thrown inside a module thread when the run is being torn down; caught at the thread's top.
+/// Thrown inside a thread when the run is being torn down; caught at the thread's top.
 struct RunAborted {};
 
-/// One entry of a command queue.
+/// One dispatched command.
 struct Command {
   Instruction insn;
   uint32_t index = 0;
-  uint64_t date = 0;  ///< absolute cycle from which the command is in the queue
+  uint64_t dispatch = 0;  ///< absolute dispatch cycle
 };
 
-/// What a unit is waiting for (for deadlock and cycle-limit messages).
+/// What a unit is doing (for deadlock and cycle-limit messages).
 enum class Wait : uint8_t {
-  kIdle,        ///< exec unit: command queue empty; fetch: before its first request
-  kCommand,     ///< exec unit: the head command is dated in the future
-  kTokenPop,    ///< token queue empty
-  kTokenSpace,  ///< token queue full (a push of this instruction would not fit)
-  kQueueSpace,  ///< fetch: the target command queue is full
-  kExecute,     ///< executing until `until`
-  kDrain,       ///< compute: FINISH waits for load and store to complete their instructions
-  kDone,        ///< fetch: dispatched FINISH
+  kIdle,         ///< exec unit: no command dispatched yet; fetch: before its first request
+  kTokenPop,     ///< blocked: the token it must pop has not been pushed
+  kTokenSpace,   ///< blocked: the pop that makes room in a queue it pushes has not happened
+  kDrain,        ///< FINISH: a load or store instruction has not been timed yet
+  kStart,        ///< every start condition known: waits for its start cycle
+  kBus,          ///< exec unit: waits for the arbiter to grant its bursts
+  kFetchBus,     ///< fetch: waits for the arbiter to grant a fetch burst
+  kQueueSpace,   ///< fetch: the target command queue is full
+  kDone,         ///< fetch: dispatched FINISH
 };
 
 struct UnitState {
   Wait wait = Wait::kIdle;
-  int queue = 0;          ///< TokenQueue (token waits) or Module (fetch's queue-space wait)
+  int queue = 0;          ///< TokenQueue of a token wait, isa::Module of fetch's queue wait
   uint32_t insn = 0;      ///< instruction index concerned
   Instruction insn_body;  ///< that instruction (for its description)
-  uint64_t until = 0;     ///< absolute end cycle of kExecute
+  uint64_t request = 0;   ///< kBus/kFetchBus: absolute request cycle
+  // kStart: the absolute cycles from which each start condition holds, and the start cycle.
+  uint64_t cmd_ready = 0, pop_ready = 0, room_ready = 0, drain_ready = 0, start = 0;
+  int pop_queue = 0, room_queue = 0;
+  // The last instruction started (exec units).
+  bool has_last = false;
+  uint32_t last_insn = 0;
+  Instruction last_body;
+  uint64_t last_done = 0;  ///< absolute D
 };
 
-/// A request to the memory unit, made during one cycle and committed at its half.
-struct CommitSlot {
+/// One master's sequence of bursts, presented to the arbiter.
+struct BusRequest {
   bool pending = false;
-  // inputs
-  const Command* cmd = nullptr;  ///< exec units
-  uint32_t fetch_pc = 0;         ///< fetch: first instruction index
-  uint32_t fetch_count = 0;      ///< fetch: instructions in the burst
-  // outputs
-  uint64_t end = 0;        ///< absolute cycle the instruction / burst completes
-  uint64_t busy = 0;       ///< cycles of work (beats, uops, pad rows)
-  uint64_t dram_wait = 0;  ///< cycles waiting for DRAM latency or the bus
+  bool granted = false;
+  bool write = false;
+  uint32_t insn = 0;
+  uint64_t request = 0;       ///< absolute cycle from which it is requested
+  std::vector<Burst> bursts;
+  // result (absolute cycles)
+  uint64_t grant = 0, first = 0, last = 0, response = 0;
 };
 
-/// The state of one run.
+/// The state of one run. Cycles are absolute (the run's cycle 0 is `base`).
 struct RunState {
-  explicit RunState(const RunInput& in)
-      : in(in),
-        cmd{BoundedQueue<Command>(uint32_t(in.cfg->cmd_queue_depth)),
-            BoundedQueue<Command>(uint32_t(in.cfg->cmd_queue_depth)),
-            BoundedQueue<Command>(uint32_t(in.cfg->cmd_queue_depth))},
-        tok{TokenCounter(uint32_t(in.cfg->token_queue_depth)),
-            TokenCounter(uint32_t(in.cfg->token_queue_depth)),
-            TokenCounter(uint32_t(in.cfg->token_queue_depth)),
-            TokenCounter(uint32_t(in.cfg->token_queue_depth))} {}
+  explicit RunState(const RunInput& input)
+      : in(input),
+        cmd_depth(uint64_t(input.cfg->cmd_queue_depth)),
+        token_depth(uint64_t(input.cfg->token_queue_depth)),
+        bus(uint64_t(input.cfg->dram_latency)) {}
 
   const RunInput& in;
-  uint64_t base = 0;  ///< absolute cycle of the run's cycle 0
-  BoundedQueue<Command> cmd[3];
-  TokenCounter tok[4];
-  uint64_t bus_free = 0;  ///< first absolute cycle the bus data channel is free
-  CommitSlot slot[kNumUnits];
+  uint64_t cmd_depth;
+  uint64_t token_depth;
+  uint64_t base = 0;
+  std::vector<Command> cmds[3];          ///< by isa::Module, in dispatch order
+  std::vector<uint64_t> cmd_pop[3];      ///< S of each command, in order
+  std::vector<uint64_t> tok_push[4];     ///< push cycle (D) of each token, by TokenQueue
+  std::vector<uint64_t> tok_pop[4];      ///< pop cycle (S) of each token
+  uint64_t timed[3] = {0, 0, 0};         ///< instructions whose D is known, by module
+  uint64_t last_done[3] = {0, 0, 0};     ///< the latest of those D
+  BusSchedule bus;
+  uint64_t arb_free = 0;                 ///< first cycle the arbiter can grant again
+  BusRequest req[kNumUnits];
   ModuleStats stats[kNumUnits];
   UnitState unit[kNumUnits];
   Counters counters;
-  uint64_t dispatched[3] = {0, 0, 0};
-  uint64_t completed[3] = {0, 0, 0};
-  bool fetch_done = false;
-  uint32_t finish_index = 0;
   bool done = false;
-  uint64_t end_cycle = 0;
+  uint64_t end_cycle = 0;  ///< FINISH's D
+  uint32_t finish_index = 0;
   bool abort = false;
   std::exception_ptr error;
   std::vector<uint8_t> fetch_buf;
@@ -139,32 +156,54 @@ struct RunState {
 
 /// Events shared by the units (the "wires" between the modules).
 struct Channels {
-  sc_event start;          ///< a run begins (notified at its base cycle)
-  sc_event cmd_pushed[3];  ///< fetch pushed into a command queue (by isa::Module)
-  sc_event cmd_popped[3];  ///< a module popped its command queue
-  sc_event tok_changed[4]; ///< a token queue changed (by isa::TokenQueue)
-  sc_event granted[kNumUnits];  ///< the memory unit committed a unit's request
-  sc_event exec_completed; ///< load or store completed an instruction
-  sc_event commit;         ///< a request is pending for the current half cycle
-  RunState* rs = nullptr;  ///< the run in progress, null between runs
+  sc_event start;             ///< a run begins (notified at its base cycle)
+  sc_event abort;             ///< the run is over: every thread unwinds
+  sc_event cmd_pushed[3];     ///< fetch dispatched into a command queue (by isa::Module)
+  sc_event cmd_popped[3];     ///< a module popped its command queue
+  sc_event tok_pushed[4];     ///< a token push was timed (by isa::TokenQueue)
+  sc_event tok_popped[4];     ///< a token pop happened
+  sc_event granted[kNumUnits];  ///< the arbiter granted a unit's request
+  sc_event exec_timed;        ///< a load or store instruction's D became known
+  sc_event arbitrate;         ///< wakes the arbiter (at the half of a cycle)
+  RunState* rs = nullptr;     ///< the run in progress, null between runs
 };
 
-uint64_t now_cycle() { return sc_core::sc_time_stamp().value() / kRawPerCycle; }
+uint64_t now_raw() { return sc_core::sc_time_stamp().value(); }
+uint64_t now_cycle() { return now_raw() / kRawPerCycle; }
 sc_time raw(uint64_t v) { return sc_time::from_value(v); }
 
 void abort_run(Channels& ch) {
   RunState& rs = *ch.rs;
   rs.abort = true;
+  ch.abort.notify(sc_core::SC_ZERO_TIME);
   for (auto& e : ch.cmd_pushed) e.notify(sc_core::SC_ZERO_TIME);
   for (auto& e : ch.cmd_popped) e.notify(sc_core::SC_ZERO_TIME);
-  for (auto& e : ch.tok_changed) e.notify(sc_core::SC_ZERO_TIME);
+  for (auto& e : ch.tok_pushed) e.notify(sc_core::SC_ZERO_TIME);
+  for (auto& e : ch.tok_popped) e.notify(sc_core::SC_ZERO_TIME);
   for (auto& e : ch.granted) e.notify(sc_core::SC_ZERO_TIME);
-  ch.exec_completed.notify(sc_core::SC_ZERO_TIME);
+  ch.exec_timed.notify(sc_core::SC_ZERO_TIME);
+  ch.arbitrate.cancel();
 }
 
 void record_error(Channels& ch, std::exception_ptr e) {
   if (!ch.rs->error) ch.rs->error = e;
   abort_run(ch);
+}
+
+/// Schedules the arbiter for the earliest cycle in which it could grant a pending request.
+void schedule_arbiter(Channels& ch) {
+  RunState& s = *ch.rs;
+  uint64_t next = UINT64_MAX;
+  for (const BusRequest& q : s.req) {
+    if (q.pending) next = std::min(next, std::max(s.arb_free, q.request));
+  }
+  if (next == UINT64_MAX) return;
+  const uint64_t target = next * kRawPerCycle + kRawPerCycle / 2;
+  const uint64_t now = now_raw();
+  // A request is registered before its cycle and arb_free lies after the last grant, so the
+  // target is always in the future.
+  TESSEL_CHECK(target > now, "arbiter scheduled in the past (cycle {})", next);
+  ch.arbitrate.notify(raw(target - now));  // an earlier pending notification wins
 }
 
 /// Common helpers of the thread-based units.
@@ -179,19 +218,25 @@ class UnitBase : public sc_core::sc_module {
   /// Waits until the start of absolute cycle `c` (returns at once if it is not in the future).
   void wait_until(uint64_t c) {
     const uint64_t target = c * kRawPerCycle;
-    const uint64_t now = sc_core::sc_time_stamp().value();
-    if (target > now) wait(raw(target - now));
+    const uint64_t now = now_raw();
+    if (target > now) wait(raw(target - now), ch_.abort);
     check_abort();
   }
   void wait_event(sc_event& e) {
     wait(e);
     check_abort();
   }
-  /// Posts this unit's request to the memory unit and waits for its commit.
-  void commit(int unit) {
-    rs().slot[unit].pending = true;
-    ch_.commit.notify(raw(kRawPerCycle / 2));
-    wait_event(ch_.granted[unit]);
+  /// Presents the bursts in rs().req[unit] (filled by the caller) from cycle `request` and
+  /// waits for their grant; the result is in rs().req[unit].
+  void request_bus(int unit, uint64_t request, bool write, uint32_t insn) {
+    BusRequest& q = rs().req[unit];
+    q.pending = true;
+    q.granted = false;
+    q.write = write;
+    q.insn = insn;
+    q.request = request;
+    schedule_arbiter(ch_);
+    while (!q.granted) wait_event(ch_.granted[unit]);
   }
   /// Runs `body` for every run, forever; errors end the run.
   template <typename Body>
@@ -212,8 +257,9 @@ class UnitBase : public sc_core::sc_module {
   Channels& ch_;
 };
 
-/// Fetch: reads bursts of instructions over the bus, decodes them and dispatches each, in program
-/// order, one per cycle, into its module's command queue, blocking while that queue is full.
+/// Fetch (section 3): reads bursts of up to 8 instructions, dispatches them one per cycle from
+/// the cycle after the burst's last beat, each when its command queue has room, and requests the
+/// next burst the cycle after the last dispatch. Stops after FINISH.
 class FetchUnit : public UnitBase {
  public:
   SC_HAS_PROCESS(FetchUnit);
@@ -232,52 +278,71 @@ class FetchUnit : public UnitBase {
     const RunInput& in = s.in;
     ModuleStats& st = s.stats[kFetchUnit];
     UnitState& us = s.unit[kFetchUnit];
-    CommitSlot& slot = s.slot[kFetchUnit];
+    BusRequest& q = s.req[kFetchUnit];
     uint32_t pc = 0;
+    uint64_t request = s.base;
     while (pc < in.insn_count) {
-      const uint32_t k = std::min(kFetchBurstInsns, in.insn_count - pc);
-      slot.fetch_pc = pc;
-      slot.fetch_count = k;
-      us.wait = Wait::kExecute;
+      const uint32_t n = std::min(kFetchBurstInsns, in.insn_count - pc);
+      const uint64_t addr = in.insn_addr + uint64_t(pc) * kInsnBytes;
+      const uint64_t bytes = uint64_t(n) * kInsnBytes;
+      try {
+        in.dram->check_range(addr, bytes, "instruction fetch");
+      } catch (const UserError& e) {
+        throw SimError(fmt::format("fetch: instructions {} to {}: {}", pc, pc + n - 1, e.what()));
+      }
+      q.bursts.clear();
+      const uint64_t beats = append_fetch_bursts(*in.cfg, addr, n, q.bursts);
+      us.wait = Wait::kFetchBus;
       us.insn = pc;
-      commit(kFetchUnit);
-      st.busy_cycles += slot.busy;
-      st.stall_dram_cycles += slot.dram_wait;
-      uint64_t cur = slot.end;
-      for (uint32_t i = 0; i < k; ++i) {
+      us.request = request;
+      request_bus(kFetchUnit, request, false, pc);
+      s.fetch_buf.resize(bytes);
+      in.dram->read(addr, s.fetch_buf.data(), bytes);
+      const uint64_t first = q.first;
+      st.busy_cycles += beats;
+      st.stall_dram_cycles += first - request;
+      if (in.record != nullptr) {
+        in.record->fetches.push_back(FetchRecord{pc, n, request - s.base, q.grant - s.base,
+                                                 first - s.base, beats});
+      }
+      uint64_t prev = first + beats - 1;  // the first dispatch is at F + B at the earliest
+      for (uint32_t i = 0; i < n; ++i) {
         const uint32_t index = pc + i;
         const Instruction insn = decode(s, i, index);
-        const Module m = insn.module();
-        BoundedQueue<Command>& q = s.cmd[int(m)];
-        if (q.full()) {
-          us.wait = Wait::kQueueSpace;
-          us.queue = int(m);
-          us.insn = index;
-          us.insn_body = insn;
-          while (q.full()) wait_event(ch_.cmd_popped[int(m)]);
-          us.wait = Wait::kExecute;
-          const uint64_t p = now_cycle();
-          if (p > cur) {
-            st.stall_queue_cycles += p - cur;
-            cur = p;
+        const int m = int(insn.module());
+        const uint64_t earliest = prev + 1;
+        uint64_t d = earliest;
+        const uint64_t c = s.cmds[m].size();
+        if (c >= s.cmd_depth) {
+          // Room needs the pop of command c - depth, visible the cycle after it.
+          const uint64_t k = c - s.cmd_depth;
+          if (s.cmd_pop[m].size() <= k) {
+            us.wait = Wait::kQueueSpace;
+            us.queue = m;
+            us.insn = index;
+            us.insn_body = insn;
+            while (s.cmd_pop[m].size() <= k) wait_event(ch_.cmd_popped[m]);
           }
+          d = std::max(d, s.cmd_pop[m][k] + 1);
         }
-        q.push(Command{insn, index, cur});
-        ch_.cmd_pushed[int(m)].notify();
-        ++s.dispatched[int(m)];
+        st.stall_queue_cycles += d - earliest;
+        st.busy_cycles += 1;
         ++st.insns;
-        st.busy_cycles += kDispatchCycles;
-        cur += kDispatchCycles;
+        s.cmds[m].push_back(Command{insn, index, d});
+        ch_.cmd_pushed[m].notify();
+        if (in.record != nullptr) {
+          in.record->dispatches.push_back(
+              RunRecord::Dispatch{index, Module(m), earliest - s.base, d - s.base});
+        }
+        prev = d;
         if (insn.opcode == Opcode::kFinish) {
-          s.fetch_done = true;
-          s.finish_index = index;
           us.wait = Wait::kDone;
           us.insn = index;
           return;
         }
       }
-      pc += k;
-      if (pc < in.insn_count) wait_until(cur);
+      pc += n;
+      request = prev + 1;
     }
     throw SimError(fmt::format(
         "fetch: the instruction stream of {} instructions at byte address {} ends without a "
@@ -299,9 +364,9 @@ class FetchUnit : public UnitBase {
   }
 };
 
-/// One of the three executing modules (load, compute, store): pops a command, pops its tokens,
-/// waits for room for its pushes, has the memory unit apply and time it, waits for its end and
-/// pushes its tokens.
+/// One of the three execution modules (section 4): takes its commands in order, starts each in
+/// the first cycle its start conditions hold on visible state, applies it through the datapath
+/// in that cycle, times it (section 5) and pushes its tokens in its done cycle.
 class ExecUnit : public UnitBase {
  public:
   SC_HAS_PROCESS(ExecUnit);
@@ -319,199 +384,200 @@ class ExecUnit : public UnitBase {
   void body() {
     RunState& s = rs();
     const int mi = int(module_);
-    BoundedQueue<Command>& q = s.cmd[mi];
     ModuleStats& st = s.stats[unit_];
     UnitState& us = s.unit[unit_];
-    CommitSlot& slot = s.slot[unit_];
-    uint64_t free_at = s.base;
-    while (true) {
+    uint64_t free = s.base;  // previous D + 1
+    for (size_t c = 0;; ++c) {
       us.wait = Wait::kIdle;
-      while (q.empty()) wait_event(ch_.cmd_pushed[mi]);
-      const Command cmd = q.front();
+      while (s.cmds[mi].size() <= c) wait_event(ch_.cmd_pushed[mi]);
+      const Command cmd = s.cmds[mi][c];
+      const Instruction& insn = cmd.insn;
       us.insn = cmd.index;
-      us.insn_body = cmd.insn;
-      if (sc_core::sc_time_stamp().value() % kRawPerCycle != 0) wait_until(now_cycle() + 1);
-      if (cmd.date > now_cycle()) {
-        us.wait = Wait::kCommand;
-        wait_until(cmd.date);
-      }
-      q.pop();
-      ch_.cmd_popped[mi].notify();
-      const uint64_t t_cmd = now_cycle();
-      st.stall_queue_cycles += t_cmd - free_at;
-      if (cmd.insn.opcode == Opcode::kFinish) {
-        // FINISH starts once load and store have completed everything fetch gave them (fetch
-        // stops at FINISH, so those counts are final), as in fsim.
-        while (!drained(s)) {
-          us.wait = Wait::kDrain;
-          wait_event(ch_.exec_completed);
-        }
-        st.stall_queue_cycles += now_cycle() - t_cmd;
-      }
-      const uint64_t t_drain = now_cycle();
+      us.insn_body = insn;
+      const TokenPorts ports = token_ports(insn, cmd.index);
 
-      const TokenPorts ports = token_ports(cmd.insn, cmd.index);
+      // Section 4's conditions, each as the first cycle from which it holds.
+      InsnRecord rec;
+      const uint64_t cmd_ready = cmd.dispatch + 1;
+      uint64_t pop_ready = 0, room_ready = 0, drain_ready = 0;
+      int pop_q = 0, room_q = 0;
       for (uint32_t i = 0; i < ports.n_pops; ++i) {
-        const int tq = int(ports.pops[i]);
-        if (s.tok[tq].empty()) {
+        const int q = int(ports.pops[i]);
+        const uint64_t k = s.tok_pop[q].size();  // this module is q's only consumer
+        if (s.tok_push[q].size() <= k) {
           us.wait = Wait::kTokenPop;
-          us.queue = tq;
-          while (s.tok[tq].empty()) wait_event(ch_.tok_changed[tq]);
+          us.queue = q;
+          while (s.tok_push[q].size() <= k) wait_event(ch_.tok_pushed[q]);
         }
-        s.tok[tq].pop();
-        ch_.tok_changed[tq].notify();
+        if (s.tok_push[q][k] + 1 > pop_ready) {
+          pop_ready = s.tok_push[q][k] + 1;
+          pop_q = q;
+        }
+        rec.pops[i] = TokenRef{TokenQueue(q), k};
       }
-      const uint64_t t_tok = now_cycle();
-      st.stall_token_cycles += t_tok - t_drain;
       for (uint32_t i = 0; i < ports.n_pushes; ++i) {
-        const int tq = int(ports.pushes[i]);
-        if (s.tok[tq].full()) {
-          us.wait = Wait::kTokenSpace;
-          us.queue = tq;
-          while (s.tok[tq].full()) wait_event(ch_.tok_changed[tq]);
+        const int q = int(ports.pushes[i]);
+        const uint64_t k = s.tok_push[q].size();  // this module is q's only producer
+        if (k >= s.token_depth) {
+          const uint64_t j = k - s.token_depth;
+          if (s.tok_pop[q].size() <= j) {
+            us.wait = Wait::kTokenSpace;
+            us.queue = q;
+            while (s.tok_pop[q].size() <= j) wait_event(ch_.tok_popped[q]);
+          }
+          if (s.tok_pop[q][j] + 1 > room_ready) {
+            room_ready = s.tok_pop[q][j] + 1;
+            room_q = q;
+          }
         }
+        rec.pushes[i] = TokenRef{TokenQueue(q), k};
       }
-      const uint64_t t_start = now_cycle();
-      st.stall_queue_cycles += t_start - t_tok;
+      if (insn.opcode == Opcode::kFinish) {
+        // Every load and store fetch dispatched (final: fetch stops at FINISH) must be done.
+        const int lm = int(Module::kLoad), sm = int(Module::kStore);
+        while (s.timed[lm] < s.cmds[lm].size() || s.timed[sm] < s.cmds[sm].size()) {
+          us.wait = Wait::kDrain;
+          wait_event(ch_.exec_timed);
+        }
+        if (s.timed[lm] > 0) drain_ready = std::max(drain_ready, s.last_done[lm] + 1);
+        if (s.timed[sm] > 0) drain_ready = std::max(drain_ready, s.last_done[sm] + 1);
+      }
+      const uint64_t start = std::max({free, cmd_ready, pop_ready, room_ready, drain_ready});
+      us.wait = Wait::kStart;
+      us.cmd_ready = cmd_ready;
+      us.pop_ready = pop_ready;
+      us.room_ready = room_ready;
+      us.drain_ready = drain_ready;
+      us.pop_queue = pop_q;
+      us.room_queue = room_q;
+      us.start = start;
+      // Every input of S was recorded no later than its own cycle, so S lies after the current
+      // time: the request of cycle S + 1 reaches the arbiter before it decides that cycle.
+      TESSEL_CHECK(start * kRawPerCycle >= now_raw(), "{} instruction {} starts in the past",
+                   unit_name(unit_), cmd.index);
+      wait_until(start);
 
-      slot.cmd = &cmd;
-      us.wait = Wait::kExecute;
-      commit(unit_);
-      us.until = slot.end;
-      wait_until(slot.end);
-      const uint64_t end = now_cycle();
-      st.busy_cycles += slot.busy;
-      st.stall_dram_cycles += slot.dram_wait;
-      for (uint32_t i = 0; i < ports.n_pushes; ++i) {
-        const int tq = int(ports.pushes[i]);
-        s.tok[tq].push();
-        ch_.tok_changed[tq].notify();
+      // Cycle S: pop the command and the tokens (visible to their producers from S + 1).
+      s.cmd_pop[mi].push_back(start);
+      ch_.cmd_popped[mi].notify();
+      for (uint32_t i = 0; i < ports.n_pops; ++i) {
+        const int q = int(ports.pops[i]);
+        s.tok_pop[q].push_back(start);
+        ch_.tok_popped[q].notify();
       }
+      // Stall attribution, cycle by cycle from `free` to S - 1, to the first failing condition
+      // in the order command queue (queue), pop tokens (token), push room (queue), drain (queue).
+      {
+        const uint64_t a = std::max(free, std::min(start, cmd_ready));
+        const uint64_t b = std::max(a, std::min(start, pop_ready));
+        const uint64_t cc = std::max(b, std::min(start, room_ready));
+        st.stall_queue_cycles += (a - free) + (cc - b) + (start - cc);
+        st.stall_token_cycles += b - a;
+      }
+
+      us.has_last = true;
+      us.last_insn = cmd.index;
+      us.last_body = insn;
+      us.last_done = UINT64_MAX;  // until its done cycle is known
+      const uint64_t done = execute(s, insn, cmd.index, start, st, us, rec);
+      us.last_done = done;
+
+      for (uint32_t i = 0; i < ports.n_pushes; ++i) {
+        const int q = int(ports.pushes[i]);
+        s.tok_push[q].push_back(done);
+        ch_.tok_pushed[q].notify();
+      }
+      ++s.timed[mi];
+      s.last_done[mi] = std::max(s.last_done[mi], done);
+      if (module_ != Module::kCompute) ch_.exec_timed.notify();
       ++st.insns;
       ++s.counters.insn_count;
-      ++s.completed[mi];
       if (s.in.trace != nullptr) {
-        s.in.trace->push_back(InsnTiming{cmd.index, module_, cmd.insn.opcode, cmd.date - s.base,
-                                         t_start - s.base, end - s.base});
+        s.in.trace->push_back(InsnTiming{cmd.index, module_, insn.opcode, cmd.dispatch - s.base,
+                                         start - s.base, done - s.base});
       }
-      if (module_ != Module::kCompute) ch_.exec_completed.notify();
-      if (cmd.insn.opcode == Opcode::kFinish) {
+      if (s.in.record != nullptr) {
+        rec.index = cmd.index;
+        rec.module = module_;
+        rec.insn = insn;
+        rec.dispatch = cmd.dispatch - s.base;
+        rec.free = free - s.base;
+        auto rel = [&](uint64_t v) { return v > s.base ? v - s.base : 0; };
+        rec.cmd_ready = rel(cmd_ready);
+        rec.pop_ready = rel(pop_ready);
+        rec.room_ready = rel(room_ready);
+        rec.drain_ready = rel(drain_ready);
+        rec.pop_queue = TokenQueue(pop_q);
+        rec.room_queue = TokenQueue(room_q);
+        rec.start = start - s.base;
+        rec.done = done - s.base;
+        if (rec.beats > 0) rec.first_beat -= s.base;
+        rec.n_pops = ports.n_pops;
+        rec.n_pushes = ports.n_pushes;
+        s.in.record->insns.push_back(rec);
+      }
+      if (insn.opcode == Opcode::kFinish) {
         s.done = true;
-        s.end_cycle = end;
+        s.end_cycle = done;
+        s.finish_index = cmd.index;
       }
-      free_at = end;
+      free = done + 1;
     }
   }
 
-  static bool drained(const RunState& s) {
-    return s.completed[int(Module::kLoad)] == s.dispatched[int(Module::kLoad)] &&
-           s.completed[int(Module::kStore)] == s.dispatched[int(Module::kStore)];
-  }
-
-  Module module_;
-  int unit_;
-};
-
-/// The DRAM and its bus, and the point where instructions take effect. At the half of every
-/// cycle in which requests were made, it commits them in unit order: applies the instruction
-/// through the Datapath (or reads a fetch burst) and reserves the bus data channel.
-class MemoryUnit : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(MemoryUnit);
-  MemoryUnit(sc_core::sc_module_name name, Channels& ch) : sc_module(name), ch_(ch) {
-    SC_METHOD(on_commit);
-    sensitive << ch_.commit;
-    dont_initialize();
-  }
-
- private:
-  void on_commit() {
-    RunState* s = ch_.rs;
-    if (s == nullptr) return;
-    const uint64_t c = now_cycle();
-    for (int u = 0; u < kNumUnits; ++u) {
-      CommitSlot& slot = s->slot[u];
-      if (!slot.pending) continue;
-      slot.pending = false;
-      if (!s->abort) {
-        try {
-          if (u == kFetchUnit) {
-            fetch(*s, slot, c);
-          } else {
-            execute(*s, slot, c);
-          }
-        } catch (...) {
-          record_error(ch_, std::current_exception());
-        }
-      }
-      ch_.granted[u].notify();
-    }
-  }
-
-  /// Reserves the bus for a read of `beats` requested at cycle c; returns the first beat's cycle.
-  static uint64_t read_beats(RunState& s, uint64_t c, uint64_t beats) {
-    const uint64_t first = std::max(c + uint64_t(s.in.cfg->dram_latency), s.bus_free);
-    s.bus_free = first + beats;
-    return first;
-  }
-
-  static void fetch(RunState& s, CommitSlot& slot, uint64_t c) {
-    const uint64_t addr = s.in.insn_addr + uint64_t(slot.fetch_pc) * 16;
-    const uint64_t bytes = uint64_t(slot.fetch_count) * 16;
-    try {
-      s.in.dram->check_range(addr, bytes, "instruction fetch");
-    } catch (const UserError& e) {
-      throw SimError(fmt::format("fetch: instructions {} to {}: {}", slot.fetch_pc,
-                                 slot.fetch_pc + slot.fetch_count - 1, e.what()));
-    }
-    s.fetch_buf.resize(bytes);
-    s.in.dram->read(addr, s.fetch_buf.data(), bytes);
-    const uint64_t beats = fetch_beats(*s.in.cfg, slot.fetch_count);
-    const uint64_t first = read_beats(s, c, beats);
-    slot.end = first + beats;
-    slot.busy = beats;
-    slot.dram_wait = first - c;
-  }
-
-  static void execute(RunState& s, CommitSlot& slot, uint64_t c) {
-    const Instruction& insn = slot.cmd->insn;
-    const uint32_t index = slot.cmd->index;
+  /// Applies `insn` (started in cycle `start`) through the datapath and returns its done cycle
+  /// (section 5), requesting its bursts from the arbiter when it moves data. Adds its busy and
+  /// DRAM-stall cycles to `st`; fills the timing fields of `rec` (absolute first beat).
+  uint64_t execute(RunState& s, const Instruction& insn, uint32_t index, uint64_t start,
+                   ModuleStats& st, UnitState& us, InsnRecord& rec) {
     const isa::HwConfig& cfg = *s.in.cfg;
     Datapath& dp = *s.in.datapath;
     switch (insn.opcode) {
       case Opcode::kLoad: {
         dp.load(insn, *s.in.dram, index, s.counters);
-        const uint64_t beats = transfer_beats(cfg, insn);
-        const uint64_t pads = pad_rows(insn);
-        if (beats == 0) {
-          const uint64_t n = std::max(kIssueCycles, pads);
-          slot.end = c + n;
-          slot.busy = n;
-          slot.dram_wait = 0;
-        } else {
-          const uint64_t first = read_beats(s, c, beats);
-          slot.end = first + beats + pads;
-          slot.busy = beats + pads;
-          slot.dram_wait = first - c;
+        const uint64_t pads = pad_elems(insn);
+        rec.pads = pads;
+        if (insn.x_size == 0 || insn.y_size == 0) {
+          st.busy_cycles += std::max<uint64_t>(1, pads);
+          return beatless_load_done(insn, start);
         }
-        break;
+        BusRequest& q = s.req[unit_];
+        q.bursts.clear();
+        const uint64_t beats = append_dma_bursts(cfg, insn, q.bursts);
+        us.wait = Wait::kBus;
+        us.request = start + 1;
+        request_bus(unit_, start + 1, false, index);
+        TESSEL_CHECK(q.last + 1 - q.first == beats, "load beats not contiguous");
+        const uint64_t first = q.first;
+        const uint64_t waiting = first - start - 1;  // S + 1 .. F - 1
+        st.busy_cycles += beats + pads;
+        st.stall_dram_cycles += waiting - std::min(waiting, pads);
+        rec.beats = beats;
+        rec.first_beat = first;
+        return dma_read_done(start, pads, first, beats);
       }
       case Opcode::kStore: {
         dp.store(insn, *s.in.dram, index, s.counters);
-        const uint64_t beats = transfer_beats(cfg, insn);
-        if (beats == 0) {
-          slot.end = c + kIssueCycles;
-          slot.busy = kIssueCycles;
-          slot.dram_wait = 0;
-        } else {
-          const uint64_t first = std::max(c, s.bus_free);
-          s.bus_free = first + beats;
-          const uint64_t latency = uint64_t(cfg.dram_latency);
-          slot.end = first + beats + latency;
-          slot.busy = beats;
-          slot.dram_wait = (first - c) + latency;
+        if (insn.x_size == 0 || insn.y_size == 0) {
+          st.busy_cycles += 1;
+          return start;
         }
-        break;
+        BusRequest& q = s.req[unit_];
+        q.bursts.clear();
+        const uint64_t beats = append_dma_bursts(cfg, insn, q.bursts);
+        us.wait = Wait::kBus;
+        us.request = start + 1;
+        request_bus(unit_, start + 1, true, index);
+        TESSEL_CHECK(q.last + 1 - q.first == beats, "store beats not contiguous");
+        const uint64_t first = q.first;
+        const uint64_t done = store_done(cfg, first, beats);
+        TESSEL_CHECK(done == q.response, "store response at {} but the bus says {}", done,
+                     q.response);
+        st.busy_cycles += beats;
+        st.stall_dram_cycles += (first - start - 1) + (done - (first + beats - 1));
+        rec.beats = beats;
+        rec.first_beat = first;
+        return done;
       }
       case Opcode::kGemm:
       case Opcode::kAlu: {
@@ -520,18 +586,75 @@ class MemoryUnit : public sc_core::sc_module {
         } else {
           dp.alu(insn, index, s.counters);
         }
-        const uint64_t n = compute_cycles(insn);
-        slot.end = c + n;
-        slot.busy = n;
-        slot.dram_wait = 0;
-        break;
+        const uint64_t n = loop_uops(insn);
+        rec.uops = n;
+        st.busy_cycles += std::max<uint64_t>(1, n);
+        return compute_done(insn, start);
       }
       case Opcode::kFinish:
-        slot.end = c + kIssueCycles;
-        slot.busy = kIssueCycles;
-        slot.dram_wait = 0;
-        break;
+        st.busy_cycles += 1;
+        return start;
     }
+    throw_internal_error("instruction {} has an unknown opcode", index);
+  }
+
+  Module module_;
+  int unit_;
+};
+
+/// The memory arbiter (section 2.2) in front of the DRAM bus (section 2.3, sim::BusSchedule).
+/// Runs at the half of a cycle t in which a grant is possible: grants the highest-priority
+/// master (fetch > load > compute > store) requesting in t, all bursts of its sequence in
+/// t, t + 1, ... (the lock), and reserves their beats on the bus.
+class Arbiter : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Arbiter);
+  Arbiter(sc_core::sc_module_name name, Channels& ch) : sc_module(name), ch_(ch) {
+    SC_METHOD(on_arbitrate);
+    sensitive << ch_.arbitrate;
+    dont_initialize();
+  }
+
+ private:
+  void on_arbitrate() {
+    RunState* s = ch_.rs;
+    if (s == nullptr || s->abort) return;
+    try {
+      const uint64_t t = now_cycle();
+      if (t >= s->arb_free) {
+        for (int u = 0; u < kNumUnits; ++u) {
+          BusRequest& q = s->req[u];
+          if (q.pending && q.request <= t) {
+            grant(*s, u, t);
+            break;
+          }
+        }
+      }
+      schedule_arbiter(ch_);
+    } catch (...) {
+      record_error(ch_, std::current_exception());
+    }
+  }
+
+  void grant(RunState& s, int u, uint64_t t) {
+    BusRequest& q = s.req[u];
+    for (size_t i = 0; i < q.bursts.size(); ++i) {
+      const BusSlot slot = s.bus.reserve(q.write, t + i, q.bursts[i].beats);
+      if (i == 0) q.first = slot.first;
+      q.last = slot.last;
+      q.response = slot.response;
+      if (s.in.record != nullptr) {
+        s.in.record->bus.push_back(BusRecord{Master(u), q.insn, q.write, q.bursts[i].addr,
+                                             q.bursts[i].beats, t + i - s.base,
+                                             slot.first - s.base, slot.last - s.base,
+                                             slot.response - s.base});
+      }
+    }
+    s.arb_free = t + q.bursts.size();
+    q.grant = t;
+    q.pending = false;
+    q.granted = true;
+    ch_.granted[u].notify();
   }
 
   Channels& ch_;
@@ -546,7 +669,7 @@ class Top : public sc_core::sc_module {
         load_("load", ch, Module::kLoad),
         compute_("compute", ch, Module::kCompute),
         store_("store", ch, Module::kStore),
-        memory_("memory", ch) {}
+        arbiter_("arbiter", ch) {}
 
   Channels ch;
 
@@ -555,60 +678,94 @@ class Top : public sc_core::sc_module {
   ExecUnit load_;
   ExecUnit compute_;
   ExecUnit store_;
-  MemoryUnit memory_;
+  Arbiter arbiter_;
 };
 
-std::mutex& engine_mutex() {
-  static std::mutex m;
-  return m;
+/// Every SystemC model of the process (cycle, rtl) shares one kernel: runs are serialised by
+/// systemc_kernel_mutex() and all models are constructed before the first sc_start()
+/// (sim/common/systemc_models.h).
+Top* g_top = nullptr;
+
+void construct_top() {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  g_top = new Top("tessel_cycle");
 }
 
-/// The process-wide model, elaborated on first use (caller holds engine_mutex()). Never
-/// destroyed: SystemC objects must outlive the kernel.
+const SystemcModelRegistration kRegistration("cycle", &construct_top);
+
+/// The process-wide model, elaborated on first use of any SystemC model (caller holds
+/// systemc_kernel_mutex()). Never destroyed: SystemC objects must outlive the kernel.
 Top& top() {
-  static Top* t = [] {
-    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  elaborate_systemc_models([] {
     sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
-    Top* p = new Top("tessel_cycle");
     // Run the initialisation phase: every thread reaches its idle wait on `start`.
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    return p;
-  }();
-  return *t;
+  });
+  if (g_top == nullptr) {
+    throw_internal_error("the cycle model's SystemC modules were not elaborated (another SystemC "
+                         "model started the kernel without sim/common/systemc_models.h)");
+  }
+  return *g_top;
 }
 
-std::string describe_unit(const RunState& s, int u, uint64_t base) {
+/// What unit `u` is doing at absolute cycle `now` (for deadlock and cycle-limit messages).
+std::string describe_unit(const RunState& s, int u, uint64_t now) {
   const UnitState& us = s.unit[u];
   const std::string name = unit_name(u);
+  const uint64_t base = s.base;
+  auto rel = [base](uint64_t c) { return c >= base ? c - base : 0; };
   auto insn = [&] { return fmt::format("instruction {} ({})", us.insn, describe(us.insn_body)); };
+  if (u != kFetchUnit && us.has_last && us.last_done != UINT64_MAX && us.last_done >= now) {
+    return fmt::format("{} executes instruction {} ({}) until cycle {}", name, us.last_insn,
+                       describe(us.last_body), rel(us.last_done));
+  }
+  auto token_wait = [&](int q) {
+    return fmt::format("{} waits to pop token queue {} (empty) for {}", name,
+                       token_name(TokenQueue(q)), insn());
+  };
+  auto room_wait = [&](int q) {
+    return fmt::format("{} waits to push into token queue {} (full, depth {}) for {}", name,
+                       token_name(TokenQueue(q)), s.token_depth, insn());
+  };
+  auto drain_wait = [&] {
+    const int lm = int(Module::kLoad), sm = int(Module::kStore);
+    return fmt::format(
+        "compute waits for load ({} instruction(s) left) and store ({} left) to complete "
+        "before {}",
+        s.cmds[lm].size() - s.timed[lm], s.cmds[sm].size() - s.timed[sm], insn());
+  };
   switch (us.wait) {
     case Wait::kIdle:
       return name + (u == kFetchUnit ? " has not started" : " is idle (command queue empty)");
-    case Wait::kCommand:
-      return fmt::format("{} waits for {} to reach its command queue", name, insn());
     case Wait::kTokenPop:
-      return fmt::format("{} waits to pop token queue {} (empty) for {}", name,
-                         token_name(TokenQueue(us.queue)), insn());
+      return token_wait(us.queue);
     case Wait::kTokenSpace:
-      return fmt::format("{} waits to push into token queue {} (full, depth {}) for {}", name,
-                         token_name(TokenQueue(us.queue)), s.in.cfg->token_queue_depth, insn());
+      return room_wait(us.queue);
+    case Wait::kDrain:
+      return drain_wait();
+    case Wait::kStart:
+      if (now < us.cmd_ready) {
+        return fmt::format("{} waits for {} to reach its command queue (cycle {})", name, insn(),
+                           rel(us.cmd_ready));
+      }
+      if (now < us.pop_ready) return token_wait(us.pop_queue);
+      if (now < us.room_ready) return room_wait(us.room_queue);
+      if (now < us.drain_ready) {
+        return fmt::format("compute waits for load and store to complete before {}", insn());
+      }
+      return fmt::format("{} starts {} in cycle {}", name, insn(), rel(us.start));
+    case Wait::kBus:
+      return fmt::format("{} executes {}: its bursts wait for the DRAM bus (requested from "
+                         "cycle {})",
+                         name, insn(), rel(us.request));
+    case Wait::kFetchBus:
+      return fmt::format("fetch waits for the DRAM bus to read instructions from index {} "
+                         "(requested from cycle {})",
+                         us.insn, rel(us.request));
     case Wait::kQueueSpace:
       return fmt::format("fetch waits to dispatch {} into the {} command queue (full, depth {})",
-                         insn(), unit_name(unit_of(Module(us.queue))),
-                         s.in.cfg->cmd_queue_depth);
-    case Wait::kExecute:
-      if (u == kFetchUnit) {
-        return fmt::format("fetch reads or dispatches instructions from index {}", us.insn);
-      }
-      return fmt::format("{} executes {} until cycle {}", name, insn(),
-                         us.until >= base ? us.until - base : 0);
-    case Wait::kDrain:
-      return fmt::format(
-          "compute waits for load ({} instruction(s) left) and store ({} left) to complete "
-          "before {}",
-          s.dispatched[int(Module::kLoad)] - s.completed[int(Module::kLoad)],
-          s.dispatched[int(Module::kStore)] - s.completed[int(Module::kStore)], insn());
+                         insn(), unit_name(unit_of(Module(us.queue))), s.cmd_depth);
     case Wait::kDone:
       return fmt::format("fetch has dispatched every instruction up to finish (instruction {})",
                          us.insn);
@@ -616,11 +773,11 @@ std::string describe_unit(const RunState& s, int u, uint64_t base) {
   return name;
 }
 
-std::string describe_units(const RunState& s, uint64_t base) {
+std::string describe_units(const RunState& s, uint64_t now) {
   std::string out;
   for (int u = 0; u < kNumUnits; ++u) {
     if (!out.empty()) out += "; ";
-    out += describe_unit(s, u, base);
+    out += describe_unit(s, u, now);
   }
   return out;
 }
@@ -628,48 +785,59 @@ std::string describe_units(const RunState& s, uint64_t base) {
 }  // namespace
 
 RunStats run_on_engine(const RunInput& in) {
-  std::lock_guard<std::mutex> lock(engine_mutex());
+  std::lock_guard<std::mutex> lock(systemc_kernel_mutex());
   Top& t = top();
   Channels& ch = t.ch;
   RunState s(in);
 
-  const uint64_t now_raw = sc_core::sc_time_stamp().value();
-  s.base = now_raw / kRawPerCycle + 1;
-  s.bus_free = s.base;
+  const uint64_t start_raw = now_raw();
+  s.base = start_raw / kRawPerCycle + 1;
+  s.arb_free = s.base;
   const uint64_t max_raw = ~uint64_t(0) / 2;
   if (in.cycle_limit > max_raw / kRawPerCycle - s.base) {
     throw UserError(fmt::format("cycle limit {} is too large for the simulation time range",
                                 in.cycle_limit));
   }
+  if (in.record != nullptr) in.record->dram_latency = uint64_t(in.cfg->dram_latency);
   ch.rs = &s;
-  ch.start.notify(raw(s.base * kRawPerCycle - now_raw));
+  ch.start.notify(raw(s.base * kRawPerCycle - start_raw));
   const uint64_t limit_raw = (s.base + in.cycle_limit) * kRawPerCycle;
   try {
-    sc_core::sc_start(raw(limit_raw - now_raw), sc_core::SC_EXIT_ON_STARVATION);
+    sc_core::sc_start(raw(limit_raw - start_raw), sc_core::SC_EXIT_ON_STARVATION);
   } catch (const sc_core::sc_report& r) {
     ch.rs = nullptr;
     throw_internal_error("the SystemC kernel failed during a cycle run: {}", r.what());
   }
 
+  const uint64_t stop = now_cycle();
   std::exception_ptr error = s.error;
-  if (!error && !s.done) {
-    const uint64_t at = now_cycle() >= s.base ? now_cycle() - s.base : 0;
-    const std::string units = describe_units(s, s.base);
-    if (sc_core::sc_pending_activity()) {
+  const bool over_limit = s.done && s.end_cycle + 1 - s.base > in.cycle_limit;
+  if (!error && (!s.done || over_limit)) {
+    if (over_limit || sc_core::sc_pending_activity()) {
       error = std::make_exception_ptr(SimError(fmt::format(
-          "run stopped at the cycle limit of {} cycles: {}", in.cycle_limit, units)));
+          "run stopped at the cycle limit of {} cycles: {}", in.cycle_limit,
+          describe_units(s, stop))));
     } else {
+      // Threads time instructions ahead of simulated time, so the last event may precede the
+      // last done cycle: the deadlock holds from the cycle after the last known activity.
+      uint64_t at = stop;
+      for (int m = 0; m < 3; ++m) {
+        if (s.timed[m] > 0) at = std::max(at, s.last_done[m] + 1);
+        if (!s.cmds[m].empty()) at = std::max(at, s.cmds[m].back().dispatch + 1);
+      }
       error = std::make_exception_ptr(SimError(
-          fmt::format("deadlock at cycle {}: no module can make progress: {}", at, units)));
+          fmt::format("deadlock at cycle {}: no module can make progress: {}", at - s.base,
+                      describe_units(s, at))));
     }
   }
   if (!error) {
     for (int q = 0; q < 4; ++q) {
-      if (!s.tok[q].empty()) {
+      const uint64_t left = s.tok_push[q].size() - s.tok_pop[q].size();
+      if (left > 0) {
         error = std::make_exception_ptr(SimError(fmt::format(
             "compute module: insn {} (FINISH): token queue {} holds {} token(s) at finish (every "
             "dependency token must be popped before FINISH)",
-            s.finish_index, token_name(TokenQueue(q)), s.tok[q].count())));
+            s.finish_index, token_name(TokenQueue(q)), left)));
         break;
       }
     }
@@ -685,14 +853,22 @@ RunStats run_on_engine(const RunInput& in) {
   }
   ch.rs = nullptr;
 
-  if (error) std::rethrow_exception(error);
+  if (error) {
+    // Keep what was done before the run stopped (threads may have timed instructions ahead).
+    if (in.trace != nullptr) {
+      const uint64_t rel_stop = stop >= s.base ? stop - s.base : 0;
+      std::erase_if(*in.trace, [rel_stop](const InsnTiming& x) { return x.end >= rel_stop; });
+    }
+    std::rethrow_exception(error);
+  }
   RunStats r;
-  r.cycles = s.end_cycle - s.base;
+  r.cycles = s.end_cycle + 1 - s.base;
   r.counters = s.counters;
   r.fetch = s.stats[kFetchUnit];
   r.load = s.stats[unit_of(Module::kLoad)];
   r.compute = s.stats[unit_of(Module::kCompute)];
   r.store = s.stats[unit_of(Module::kStore)];
+  if (in.record != nullptr) in.record->cycles = r.cycles;
   return r;
 }
 

@@ -3,21 +3,69 @@
 #include <algorithm>
 
 #include "isa/program.h"
+#include "sim/common/bus_schedule.h"
 
 namespace tessel::sim::cycle {
 
-uint64_t row_beats(const isa::HwConfig& cfg, uint64_t row_bytes) {
-  const uint64_t bus = uint64_t(cfg.bus_bytes());
-  return (row_bytes + bus - 1) / bus;
+uint64_t append_row_bursts(const isa::HwConfig& cfg, uint64_t addr, uint64_t bytes,
+                           std::vector<Burst>& out) {
+  const uint64_t w = uint64_t(cfg.bus_bytes());
+  const uint64_t beats = aligned_beats(addr, bytes, w);
+  uint64_t word = addr / w;
+  for (uint64_t left = beats; left > 0;) {
+    const uint64_t n = std::min(left, kMaxBurstBeats);
+    out.push_back(Burst{word * w, uint32_t(n)});
+    word += n;
+    left -= n;
+  }
+  return beats;
 }
 
-uint64_t transfer_beats(const isa::HwConfig& cfg, const isa::Instruction& insn) {
+uint64_t append_dma_bursts(const isa::HwConfig& cfg, const isa::Instruction& insn,
+                           std::vector<Burst>& out) {
   if (insn.x_size == 0 || insn.y_size == 0) return 0;
-  const uint64_t row_bytes = uint64_t(insn.x_size) * isa::dram_elem_bytes(cfg, insn.mem_type);
-  return uint64_t(insn.y_size) * row_beats(cfg, row_bytes);
+  const uint64_t e = isa::dram_elem_bytes(cfg, insn.mem_type);
+  const uint64_t row_bytes = uint64_t(insn.x_size) * e;
+  uint64_t total = 0;
+  for (uint64_t r = 0; r < insn.y_size; ++r) {
+    const uint64_t a = (uint64_t(insn.dram_base) + r * insn.x_stride) * e;
+    total += append_row_bursts(cfg, a, row_bytes, out);
+  }
+  return total;
 }
 
-uint64_t pad_rows(const isa::Instruction& insn) {
+uint64_t dma_beats(const isa::HwConfig& cfg, const isa::Instruction& insn) {
+  if (insn.x_size == 0 || insn.y_size == 0) return 0;
+  const uint64_t w = uint64_t(cfg.bus_bytes());
+  const uint64_t e = isa::dram_elem_bytes(cfg, insn.mem_type);
+  const uint64_t row_bytes = uint64_t(insn.x_size) * e;
+  uint64_t total = 0;
+  for (uint64_t r = 0; r < insn.y_size; ++r) {
+    total += aligned_beats((uint64_t(insn.dram_base) + r * insn.x_stride) * e, row_bytes, w);
+  }
+  return total;
+}
+
+uint64_t dma_burst_count(const isa::HwConfig& cfg, const isa::Instruction& insn) {
+  if (insn.x_size == 0 || insn.y_size == 0) return 0;
+  const uint64_t w = uint64_t(cfg.bus_bytes());
+  const uint64_t e = isa::dram_elem_bytes(cfg, insn.mem_type);
+  const uint64_t row_bytes = uint64_t(insn.x_size) * e;
+  uint64_t total = 0;
+  for (uint64_t r = 0; r < insn.y_size; ++r) {
+    const uint64_t b = aligned_beats((uint64_t(insn.dram_base) + r * insn.x_stride) * e,
+                                     row_bytes, w);
+    total += (b + kMaxBurstBeats - 1) / kMaxBurstBeats;
+  }
+  return total;
+}
+
+uint64_t append_fetch_bursts(const isa::HwConfig& cfg, uint64_t addr, uint32_t insns,
+                             std::vector<Burst>& out) {
+  return append_row_bursts(cfg, addr, uint64_t(insns) * kInsnBytes, out);
+}
+
+uint64_t pad_elems(const isa::Instruction& insn) {
   if (insn.x_size == 0) return 0;
   const uint64_t rows = uint64_t(insn.y_pad_0) + insn.y_size + insn.y_pad_1;
   const uint64_t cols = uint64_t(insn.x_pad_0) + insn.x_size + insn.x_pad_1;
@@ -29,20 +77,27 @@ uint64_t loop_uops(const isa::Instruction& insn) {
   return uint64_t(insn.iter_out) * insn.iter_in * (insn.uop_end - insn.uop_bgn);
 }
 
-uint64_t compute_cycles(const isa::Instruction& insn) {
+uint64_t compute_done(const isa::Instruction& insn, uint64_t start) {
   const uint64_t n = loop_uops(insn);
-  if (n == 0) return kIssueCycles;
-  uint64_t fill = 0;
-  if (insn.opcode == isa::Opcode::kGemm) {
-    fill = insn.reset ? kResetFillCycles : kGemmFillCycles;
-  } else if (insn.opcode == isa::Opcode::kAlu) {
-    fill = kAluFillCycles;
-  }
-  return std::max(kIssueCycles, n + fill);
+  return n == 0 ? start : start + n + kComputePipelineDepth;
 }
 
-uint64_t fetch_beats(const isa::HwConfig& cfg, uint32_t insns) {
-  return row_beats(cfg, uint64_t(insns) * 16);
+uint64_t last_pad_cycle(uint64_t start, uint64_t pads, uint64_t first_beat, uint64_t beats) {
+  return start + pads < first_beat ? start + pads : start + pads + beats;
+}
+
+uint64_t dma_read_done(uint64_t start, uint64_t pads, uint64_t first_beat, uint64_t beats) {
+  const uint64_t last_beat = first_beat + beats - 1;
+  if (pads == 0) return last_beat;
+  return std::max(last_beat, last_pad_cycle(start, pads, first_beat, beats));
+}
+
+uint64_t beatless_load_done(const isa::Instruction& insn, uint64_t start) {
+  return start + pad_elems(insn);
+}
+
+uint64_t store_done(const isa::HwConfig& cfg, uint64_t first_beat, uint64_t beats) {
+  return first_beat + beats + uint64_t(cfg.dram_latency);
 }
 
 }  // namespace tessel::sim::cycle

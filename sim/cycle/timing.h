@@ -1,57 +1,91 @@
-// The timing rules of the cycle-level model (sim/cycle), as plain functions of one instruction and
-// the HwConfig, so the SystemC model, the tests and docs/cycle-model.md state every rate once.
-// Units: accelerator clock cycles, bus beats (one beat = one cycle of the DRAM bus, bus_bytes()
-// bytes), SRAM rows (one scratchpad element).
+// The per-instruction timing rules of docs/microarchitecture.md, as plain functions of one
+// instruction and the HwConfig, shared by the cycle model's engine (sim/cycle/engine.cc), its
+// tests and the compiler's schedule cost model (compiler/backend/accel/schedule.cc), so each rule
+// is written once. The DRAM data-bus formula itself is sim::BusSchedule (sim/common/
+// bus_schedule.h); the arbitration between masters and the queue rules live in the engine.
 //
-// These rates are Tessel's model, not measured figures: a GEMM uop per cycle is VTA's design point
-// (isa.md section 5: "GEMM uops at one per cycle"); the fill/drain depths and the fetch burst are
-// our choices, to be calibrated against the RTL (see docs/cycle-model.md, "What will be refined").
+// Units: accelerator clock cycles; bus beats (one beat = cfg.bus_bytes() bytes, one cycle of the
+// data bus); DRAM bytes; scratchpad elements (one row of a scratchpad). Cycle arguments are
+// absolute cycles of one run (cycle 0 = fetch's first request).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "isa/config.h"
 #include "isa/instruction.h"
 
 namespace tessel::sim::cycle {
 
-/// Instructions fetch reads from DRAM in one bus transaction (16 bytes each), at most.
+/// Instructions per fetch burst (docs/microarchitecture.md section 3: burst k covers instructions
+/// [8k, min(8k + 8, insn_count))).
 inline constexpr uint32_t kFetchBurstInsns = 8;
-/// Cycles fetch spends dispatching one instruction into a command queue.
-inline constexpr uint64_t kDispatchCycles = 1;
-/// Pipeline fill/drain of a GEMM (uop read, operand read, multiply/adder tree, ACC write-back):
-/// a GEMM of n uops takes n + kGemmFillCycles cycles.
-inline constexpr uint64_t kGemmFillCycles = 4;
-/// Fill/drain of a GEMM with reset_reg (uop read, ACC write): n + kResetFillCycles cycles.
-inline constexpr uint64_t kResetFillCycles = 1;
-/// Fill/drain of the ALU pipeline (uop read, two ACC reads, op + write-back): n +
-/// kAluFillCycles cycles. Every ALU opcode, MUL included, issues one uop per cycle.
-inline constexpr uint64_t kAluFillCycles = 3;
-/// Minimum cycles of any instruction: a no-op (x_size = 0), an empty loop nest, FINISH.
-inline constexpr uint64_t kIssueCycles = 1;
+/// Bytes of one instruction in DRAM.
+inline constexpr uint64_t kInsnBytes = 16;
+/// Stages after the issue of a GEMM/ALU uop until its write-back (section 5.3: uop i issues in
+/// S + 1 + i and is written back in S + 1 + i + 4), so an instruction of n > 0 uops is done in
+/// S + n + kComputePipelineDepth.
+inline constexpr uint64_t kComputePipelineDepth = 4;
 
-/// Bus beats of one row of `row_bytes` bytes: ceil(row_bytes / cfg.bus_bytes()).
-uint64_t row_beats(const isa::HwConfig& cfg, uint64_t row_bytes);
+/// One AXI burst of a DMA instruction or a fetch (section 2.1).
+struct Burst {
+  uint64_t addr = 0;   ///< bus-aligned DRAM byte address of its first beat
+  uint32_t beats = 0;  ///< 1 .. sim::kMaxBurstBeats
+};
 
-/// Bus beats moved by a LOAD or STORE: y_size rows of x_size DRAM elements each, every row a
-/// separate burst of row_beats(x_size * dram_elem_bytes(mem_type)) beats (rows are never merged,
-/// even when x_stride == x_size). 0 when x_size or y_size is 0.
-uint64_t transfer_beats(const isa::HwConfig& cfg, const isa::Instruction& insn);
+/// Appends to `out` the bursts of the byte range [addr, addr + bytes) (one row, or one fetch
+/// burst): its aligned bus words, ceil((addr + bytes) / W) - floor(addr / W) beats, split into
+/// bursts of at most 256 beats in address order. Appends nothing when bytes is 0. Returns the
+/// beats appended.
+uint64_t append_row_bursts(const isa::HwConfig& cfg, uint64_t addr, uint64_t bytes,
+                           std::vector<Burst>& out);
 
-/// Zero-padding SRAM rows written by a LOAD: (y_pad_0 + y_size + y_pad_1) *
-/// (x_pad_0 + x_size + x_pad_1) - y_size * x_size, one row per cycle. 0 when x_size is 0
-/// (a no-op load).
-uint64_t pad_rows(const isa::Instruction& insn);
+/// Appends to `out` every burst of a LOAD or STORE (section 2.1): rows r = 0 .. y_size - 1, row r
+/// the bytes [A_r, A_r + x_size * E) with A_r = (dram_base + r * x_stride) * E and E =
+/// isa::dram_elem_bytes(cfg, mem_type), each row its own bursts. Appends nothing when x_size or
+/// y_size is 0. Returns the instruction's total beats B. No range check (the datapath checks).
+uint64_t append_dma_bursts(const isa::HwConfig& cfg, const isa::Instruction& insn,
+                           std::vector<Burst>& out);
 
-/// Uops issued by a GEMM or ALU: iter_out * iter_in * (uop_end - uop_bgn), 0 when uop_end <=
-/// uop_bgn.
+/// Total beats B of a LOAD or STORE (the beats append_dma_bursts would append).
+uint64_t dma_beats(const isa::HwConfig& cfg, const isa::Instruction& insn);
+
+/// Number of bursts of a LOAD or STORE (the arbiter holds its lock this many cycles).
+uint64_t dma_burst_count(const isa::HwConfig& cfg, const isa::Instruction& insn);
+
+/// Appends the bursts of fetch burst k covering `insns` instructions (1 .. 8) from byte address
+/// `addr` (16-byte aligned): the rule of append_row_bursts on 16 * insns bytes. Returns its beats.
+uint64_t append_fetch_bursts(const isa::HwConfig& cfg, uint64_t addr, uint32_t insns,
+                             std::vector<Burst>& out);
+
+/// Zero elements a LOAD writes (section 5.1): (y_pad_0 + y_size + y_pad_1) * (x_pad_0 + x_size +
+/// x_pad_1) - y_size * x_size; 0 when x_size is 0 (such a LOAD has no effect). Also the pads of a
+/// pads-only LOAD (y_size = 0).
+uint64_t pad_elems(const isa::Instruction& insn);
+
+/// Uops of a GEMM or ALU (section 5.3): iter_out * iter_in * (uop_end - uop_bgn), 0 when
+/// uop_end <= uop_bgn.
 uint64_t loop_uops(const isa::Instruction& insn);
 
-/// Cycles a GEMM (reset or not) or ALU instruction occupies the compute module:
-/// max(kIssueCycles, n + fill) with n = loop_uops(insn) and the fill above (no fill when n = 0).
-uint64_t compute_cycles(const isa::Instruction& insn);
+/// Done cycle D of a GEMM (reset or not) or ALU started in S (section 5.3): S + n + 4 with n =
+/// loop_uops(insn), S when n is 0.
+uint64_t compute_done(const isa::Instruction& insn, uint64_t start);
 
-/// Bus beats of a fetch burst of `insns` 16-byte instructions: row_beats(16 * insns).
-uint64_t fetch_beats(const isa::HwConfig& cfg, uint32_t insns);
+/// Cycle T in which a DMA read started in S writes the last of its P > 0 pads, the pads taking
+/// the cycles from S + 1 in which no beat arrives, the B > 0 beats arriving in F .. F + B - 1
+/// (section 5.1): S + P if S + P < F, else S + P + B.
+uint64_t last_pad_cycle(uint64_t start, uint64_t pads, uint64_t first_beat, uint64_t beats);
+
+/// Done cycle D of a DMA read (LOAD of any memory type) with B > 0 beats arriving in F .. F + B -
+/// 1 and P pads (section 5.1): F + B - 1 when P is 0, else max(F + B - 1, last_pad_cycle()).
+uint64_t dma_read_done(uint64_t start, uint64_t pads, uint64_t first_beat, uint64_t beats);
+
+/// Done cycle D of a LOAD with no beats (x_size = 0 or y_size = 0) started in S: S + P (S when
+/// x_size is 0 or there are no pads).
+uint64_t beatless_load_done(const isa::Instruction& insn, uint64_t start);
+
+/// Done cycle D of a STORE whose B > 0 write beats occupy F .. F + B - 1 (section 5.2): the last
+/// write response, F + B + L with L = cfg.dram_latency.
+uint64_t store_done(const isa::HwConfig& cfg, uint64_t first_beat, uint64_t beats);
 
 }  // namespace tessel::sim::cycle

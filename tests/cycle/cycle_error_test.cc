@@ -44,10 +44,11 @@ std::string error_of(CycleSimulator& sim, const std::vector<isa::Instruction>& i
   return "";
 }
 
-/// The simulator still works: a lone FINISH takes 35 cycles on the default timing.
+/// The simulator still works: a lone FINISH takes 37 cycles on the default timing (beats 33..34,
+/// dispatch 35, FINISH 36; tests/cycle/cycle_timing_test.cc FinishAlone).
 void expect_usable(CycleSimulator& sim) {
   Dram dram = make_dram(sim.datapath().config(), {isa::make_finish()});
-  EXPECT_EQ(sim.run(dram, kInsnAddr, 1).cycles, 35u);
+  EXPECT_EQ(sim.run(dram, kInsnAddr, 1).cycles, 37u);
 }
 
 TEST(CycleErrors, DeadlockOnMissingToken) {
@@ -76,8 +77,9 @@ TEST(CycleErrors, DeadlockOnFullTokenQueue) {
 }
 
 TEST(CycleErrors, DeadlockOnFullCommandQueue) {
-  // compute holds GEMM 0 waiting for l2g, GEMM 1 fills the compute queue, so fetch cannot
-  // dispatch GEMM 2 and never reaches the load that would push the token.
+  // compute holds GEMM 0 waiting for l2g; a command leaves its queue only when it starts (its
+  // tokens popped), so GEMM 0 fills the one-entry compute queue, fetch cannot dispatch GEMM 1
+  // and never reaches the load that would push the token.
   isa::HwConfig cfg;
   cfg.cmd_queue_depth = 1;
   CycleSimulator sim(cfg);
@@ -86,7 +88,9 @@ TEST(CycleErrors, DeadlockOnFullCommandQueue) {
             make_loop(Opcode::kGemm, 0, 0, 1, 1), make_loop(Opcode::kGemm, 0, 0, 1, 1),
             isa::make_noop(Module::kLoad, {false, false, false, true}), isa::make_finish()});
   EXPECT_THAT(msg, HasSubstr("deadlock"));
-  EXPECT_THAT(msg, HasSubstr("fetch waits to dispatch instruction 2 (GEMM) into the compute "
+  // fetch: 5 instructions, beats 33..42, GEMM 0 dispatched in 43; nothing changes from 44 on.
+  EXPECT_THAT(msg, HasSubstr("deadlock at cycle 44:"));
+  EXPECT_THAT(msg, HasSubstr("fetch waits to dispatch instruction 1 (GEMM) into the compute "
                              "command queue (full, depth 1)"));
   EXPECT_THAT(msg, HasSubstr("compute waits to pop token queue l2g (empty) for instruction 0"));
   expect_usable(sim);
@@ -170,15 +174,16 @@ TEST(CycleErrors, CycleLimitNamesWhatEachModuleDoes) {
   CycleSimOptions opt;
   opt.cycle_limit = 100;
   CycleSimulator sim(isa::HwConfig{}, opt);
-  // fetch 32..38; the LOAD UOP ends at 38 + 32 + 1 = 71; the GEMM of 64 uops (+ 4 fill) runs
-  // 71 -> 139, past 100.
+  // fetch beats 33..38, dispatches 39, 40, 41; the LOAD UOP starts 40, is granted 41 and its
+  // beat arrives in 74 = D; the GEMM of 64 uops starts 75 and is done in 75 + 64 + 4 = 143,
+  // past 100.
   const std::vector<isa::Uop> uops(1);
   const std::string msg = error_of(sim,
                                    {isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 0, 1, 1, 1),
                                     make_loop(Opcode::kGemm, 0, 1, 8, 8), isa::make_finish()},
                                    uops, /*fsim_too=*/false);
   EXPECT_THAT(msg, HasSubstr("cycle limit of 100 cycles"));
-  EXPECT_THAT(msg, HasSubstr("compute executes instruction 1 (GEMM) until cycle 139"));
+  EXPECT_THAT(msg, HasSubstr("compute executes instruction 1 (GEMM) until cycle 143"));
   // A stream that fits still runs under the same limit.
   expect_usable(sim);
 }

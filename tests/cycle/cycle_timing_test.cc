@@ -1,13 +1,25 @@
-// Hand-computed cycle counts of small streams on the cycle-level model (docs/cycle-model.md has
-// the rules). Default config unless a test says otherwise: DRAM latency 32 cycles, 64-bit bus
-// (8 bytes a beat), INP element 16 bytes, OUT element 16 bytes, micro-op 4 bytes. Instructions are
-// 16 bytes, so a fetch burst of n instructions is 2n beats.
+// Hand-computed cycles of small streams on the cycle-level model, each number derived in a comment
+// from docs/microarchitecture.md (the timing contract shared with the RTL). Default config unless
+// a test says otherwise: DRAM latency L = 32, 64-bit bus (W = 8 bytes a beat), INP/OUT/ACC_8BIT
+// elements 16 bytes (2 beats), UOP 4 bytes. Instructions are 16 bytes (2 beats each) at byte
+// 65536, bus-aligned, so a fetch burst of n instructions is one AXI burst of 2n beats.
+//
+// Recurring facts (section numbers of the spec):
+//  * fetch requests burst 0 in cycle 0 and is granted in 0 (2.2); a read granted in g has its
+//    first beat at max(g + 1 + L, bus_free) = 33 for burst 0 (2.3); instruction j of the burst is
+//    dispatched from F + B on, one per cycle (3);
+//  * a command dispatched in d is visible from d + 1, a token pushed in D from D + 1 (1, 4);
+//  * a DMA requests from S + 1 (5.1, 5.2); GEMM/ALU D = S + n + 4, zero-length D = S (5.3);
+//  * FINISH starts once every load/store is done (the cycle after the last D) and
+//    RunStats::cycles = FINISH's D + 1 (1, 5.4).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "isa/config.h"
 #include "isa/instruction.h"
+#include "sim/common/bus_schedule.h"
 #include "sim/cycle/cycle_sim.h"
 #include "sim/cycle/timing.h"
 #include "tests/cycle/stream.h"
@@ -31,14 +43,19 @@ struct Result {
 };
 
 Result run(const isa::HwConfig& cfg, const std::vector<isa::Instruction>& insns,
-           const std::vector<isa::Uop>& uops = {}) {
+           const std::vector<isa::Uop>& uops = {}, const std::string& perfetto_path = "") {
   CycleSimOptions opt;
   opt.record_trace = true;
+  opt.perfetto_path = perfetto_path;
   CycleSimulator sim(cfg, opt);
   Dram dram = make_dram(cfg, insns, uops);
   Result r;
   r.stats = sim.run(dram, kInsnAddr, uint32_t(insns.size()));
   r.trace = sim.trace();
+  // The same stream on fsim gives the same counters (the data path is shared).
+  Dram ref = make_dram(cfg, insns, uops);
+  EXPECT_EQ(make_fsim(cfg)->run(ref, kInsnAddr, uint32_t(insns.size())).counters,
+            r.stats.counters);
   return r;
 }
 
@@ -51,111 +68,207 @@ const InsnTiming& timing_of(const Result& r, uint32_t index) {
   return none;
 }
 
-TEST(CycleTiming, RateFunctions) {
-  isa::HwConfig cfg;
-  EXPECT_EQ(cycle::row_beats(cfg, 16), 2u);
-  EXPECT_EQ(cycle::row_beats(cfg, 17), 3u);
-  EXPECT_EQ(cycle::fetch_beats(cfg, 8), 16u);
-  // 3 rows of 5 INP elements (80 bytes = 10 beats each).
-  EXPECT_EQ(cycle::transfer_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 0, 3, 5, 5)),
-            30u);
-  // ACC_8BIT: 16 bytes per element in DRAM; 1 row of 3 = 48 bytes = 6 beats.
-  EXPECT_EQ(
-      cycle::transfer_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kAcc8, 0, 0, 1, 3, 3)), 6u);
-  // pads: (1+2+0) rows x (2+2+1) columns - 2*2 data = 11.
-  EXPECT_EQ(cycle::pad_rows(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 0, 2, 2, 2, 1, 0, 2, 1)),
+/// Expects instruction `index` dispatched in d, started in s and done in e.
+void expect_timing(const Result& r, uint32_t index, uint64_t d, uint64_t s, uint64_t e) {
+  const InsnTiming& t = timing_of(r, index);
+  EXPECT_EQ(t.dispatch, d) << "instruction " << index;
+  EXPECT_EQ(t.start, s) << "instruction " << index;
+  EXPECT_EQ(t.end, e) << "instruction " << index;
+}
+
+TEST(CycleTiming, RuleFunctions) {
+  isa::HwConfig cfg;  // W = 8
+  // A fetch burst of 8 instructions: 128 aligned bytes = 16 beats, one burst.
+  std::vector<cycle::Burst> bursts;
+  EXPECT_EQ(cycle::append_fetch_bursts(cfg, 65536, 8, bursts), 16u);
+  ASSERT_EQ(bursts.size(), 1u);
+  EXPECT_EQ(bursts[0].addr, 65536u);
+  EXPECT_EQ(bursts[0].beats, 16u);
+  // 3 rows of 5 INP elements, x_stride 5, from element 0: 80 aligned bytes = 10 beats a row.
+  const isa::Instruction inp = isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 0, 3, 5, 5);
+  EXPECT_EQ(cycle::dma_beats(cfg, inp), 30u);
+  EXPECT_EQ(cycle::dma_burst_count(cfg, inp), 3u);
+  // UOP rows narrower than the bus count the aligned words they touch: uops 1..2 are bytes
+  // [4, 12): words 0 and 1 = 2 beats (8 bytes would be 1 beat if aligned); uop 1 alone is bytes
+  // [4, 8): 1 beat; uops 1..3, bytes [4, 16): 2 beats; uops 2..3, bytes [8, 16): 1 beat.
+  EXPECT_EQ(cycle::dma_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 1, 1, 2, 2)), 2u);
+  EXPECT_EQ(cycle::dma_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 1, 1, 1, 1)), 1u);
+  EXPECT_EQ(cycle::dma_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 1, 1, 3, 3)), 2u);
+  EXPECT_EQ(cycle::dma_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 2, 1, 2, 2)), 1u);
+  // Two rows of 3 uops with x_stride 3: bytes [0, 12) = 2 beats and [12, 24) = words 1, 2 = 2.
+  EXPECT_EQ(cycle::dma_beats(cfg, isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 0, 2, 3, 3)), 4u);
+  // A row of 129 INP elements = 2064 bytes = 258 beats: bursts of 256 and 2, the second at
+  // byte 256 * 8 = 2048 after the first.
+  bursts.clear();
+  const isa::Instruction wide = isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 256, 1, 129, 129);
+  EXPECT_EQ(cycle::append_dma_bursts(cfg, wide, bursts), 258u);
+  ASSERT_EQ(bursts.size(), 2u);
+  EXPECT_EQ(bursts[0].addr, 4096u);
+  EXPECT_EQ(bursts[0].beats, 256u);
+  EXPECT_EQ(bursts[1].addr, 4096u + 2048u);
+  EXPECT_EQ(bursts[1].beats, 2u);
+  EXPECT_EQ(cycle::dma_burst_count(cfg, wide), 2u);
+  // pads: (0 + 2 + 1) rows x (2 + 2 + 1) columns - 2 * 2 data = 11; none when x_size is 0.
+  EXPECT_EQ(cycle::pad_elems(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 0, 2, 2, 2, 0, 1, 2, 1)),
             11u);
-  EXPECT_EQ(cycle::compute_cycles(make_loop(Opcode::kGemm, 0, 4, 2, 3)), 24u + 4u);
+  EXPECT_EQ(cycle::pad_elems(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 0, 2, 0, 2, 1, 1, 1, 1)),
+            0u);
+  // GEMM 2 x 3 x 4 = 24 uops: D = S + 24 + 4, with or without reset; ALU 1 x 2 x 3 = 6 uops;
+  // an empty loop (uop_end = uop_bgn) is done in its start cycle.
+  EXPECT_EQ(cycle::compute_done(make_loop(Opcode::kGemm, 0, 4, 2, 3), 100), 128u);
   isa::Instruction reset = make_loop(Opcode::kGemm, 0, 4, 2, 3);
   reset.reset = true;
-  EXPECT_EQ(cycle::compute_cycles(reset), 24u + 1u);
-  EXPECT_EQ(cycle::compute_cycles(make_loop(Opcode::kAlu, 2, 5, 1, 2)), 6u + 3u);
-  EXPECT_EQ(cycle::compute_cycles(make_loop(Opcode::kGemm, 3, 3, 2, 2)), 1u);
+  EXPECT_EQ(cycle::compute_done(reset, 100), 128u);
+  EXPECT_EQ(cycle::compute_done(make_loop(Opcode::kAlu, 2, 5, 1, 2), 100), 110u);
+  EXPECT_EQ(cycle::compute_done(make_loop(Opcode::kGemm, 3, 3, 2, 2), 100), 100u);
+  // Pads in the cycles without beats (S = 10, beats F = 20 .. 23): 5 pads fit in 11..19, the
+  // last in 15; 12 pads do not: 9 in 11..19, 3 in 24..26, the last in S + P + B = 26.
+  EXPECT_EQ(cycle::last_pad_cycle(10, 5, 20, 4), 15u);
+  EXPECT_EQ(cycle::dma_read_done(10, 5, 20, 4), 23u);
+  EXPECT_EQ(cycle::last_pad_cycle(10, 12, 20, 4), 26u);
+  EXPECT_EQ(cycle::dma_read_done(10, 12, 20, 4), 26u);
+  EXPECT_EQ(cycle::dma_read_done(10, 0, 20, 4), 23u);
+  // A store's done cycle is its last write response: F + B + L.
+  EXPECT_EQ(cycle::store_done(cfg, 40, 4), 76u);
 }
 
 TEST(CycleTiming, FinishAlone) {
-  // fetch: request at 0, first beat at 32, 2 beats -> 34; FINISH dispatched at 34, takes 1 cycle.
+  // fetch: request 0, granted 0, beats 33..34 (2.3: 0 + 1 + 32); FINISH dispatched in 35,
+  // visible in 36, starts and is done in 36: cycles = 37.
   const Result r = run(isa::HwConfig{}, {isa::make_finish()});
-  EXPECT_EQ(r.stats.cycles, 35u);
+  EXPECT_EQ(r.stats.cycles, 37u);
+  expect_timing(r, 0, 35, 36, 36);
   EXPECT_EQ(r.stats.fetch.busy_cycles, 2u + 1u);  // 2 beats + 1 dispatch
-  EXPECT_EQ(r.stats.fetch.stall_dram_cycles, 32u);
+  EXPECT_EQ(r.stats.fetch.stall_dram_cycles, 33u);  // request 0 .. first beat 33
   EXPECT_EQ(r.stats.fetch.insns, 1u);
   EXPECT_EQ(r.stats.compute.insns, 1u);
   EXPECT_EQ(r.stats.compute.busy_cycles, 1u);
-  EXPECT_EQ(r.stats.compute.stall_queue_cycles, 34u);
+  EXPECT_EQ(r.stats.compute.stall_queue_cycles, 36u);  // 0 .. 35: command not visible
   EXPECT_EQ(r.stats.counters.insn_count, 1u);
-  EXPECT_EQ(timing_of(r, 0).dispatch, 34u);
-  EXPECT_EQ(timing_of(r, 0).end, 35u);
 }
 
 TEST(CycleTiming, WideBusHalvesBeats) {
+  // 16 bytes a beat: the instruction is one beat, 33; dispatch 34, FINISH 35, cycles 36.
   isa::HwConfig cfg;
-  cfg.log_bus_width = 7;  // 16 bytes a beat: one instruction is one beat
-  EXPECT_EQ(run(cfg, {isa::make_finish()}).stats.cycles, 32u + 1u + 1u);
+  cfg.log_bus_width = 7;
+  const Result r = run(cfg, {isa::make_finish()});
+  EXPECT_EQ(r.stats.cycles, 36u);
+  expect_timing(r, 0, 34, 35, 35);
 }
 
 TEST(CycleTiming, LoadIsLatencyPlusBeats) {
-  // LOAD INP 2 rows x 4 elements: each row 64 bytes = 8 beats, 16 beats in all.
-  // fetch: 2 instructions = 4 beats, 32..36; LOAD dispatched at 36, FINISH at 37.
-  // LOAD: requested at 36, first beat at 36 + 32 = 68, last beat done at 84.
-  // FINISH waits for the load to complete (84), ends at 85.
+  // LOAD INP 2 rows x 4 elements from byte 4096: rows of 64 aligned bytes, 8 beats each, one
+  // burst per row. fetch: 2 instructions = 4 beats, 33..36; LOAD dispatched in 37, FINISH in 38.
+  // LOAD starts in 38, requests from 39: bursts granted in 39 and 40 (lock); beats
+  // max(39 + 33, 37) = 72 .. 79 and max(40 + 33, 80) = 80 .. 87: D = F + B - 1 = 87.
+  // FINISH waits for the load: starts in 88; cycles 89.
   const Result r = run(isa::HwConfig{},
                        {isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 2, 4, 4),
                         isa::make_finish()});
-  EXPECT_EQ(timing_of(r, 0).start, 36u);
-  EXPECT_EQ(timing_of(r, 0).end, 84u);
-  EXPECT_EQ(r.stats.cycles, 85u);
+  expect_timing(r, 0, 37, 38, 87);
+  expect_timing(r, 1, 38, 88, 88);
+  EXPECT_EQ(r.stats.cycles, 89u);
   EXPECT_EQ(r.stats.load.busy_cycles, 16u);
-  EXPECT_EQ(r.stats.load.stall_dram_cycles, 32u);
-  EXPECT_EQ(r.stats.load.stall_queue_cycles, 36u);
-  EXPECT_EQ(r.stats.compute.stall_queue_cycles, 84u);  // 37 waiting + 47 for the load to drain
+  EXPECT_EQ(r.stats.load.stall_dram_cycles, 72u - 39u);  // S + 1 .. F - 1
+  EXPECT_EQ(r.stats.load.stall_queue_cycles, 38u);       // 0 .. 37
+  EXPECT_EQ(r.stats.compute.stall_queue_cycles, 88u);    // 39 command + 49 drain
   EXPECT_EQ(r.stats.counters.inp_load_nbytes, 128u);
 }
 
-TEST(CycleTiming, StridedRowsRoundUpPerRow) {
-  // 3 rows of 1 ACC_8BIT element (16 bytes, 2 beats) with x_stride 5: 6 beats, not merged.
-  // ACC_8BIT elements are 16 bytes in DRAM: dram_base 256 is byte 4096. The load is a compute
-  // instruction, so FINISH (dispatched at 37) runs after it in the same module.
+TEST(CycleTiming, StridedRowsAreSeparateBursts) {
+  // 3 rows of 1 ACC_8BIT element (16 bytes, 2 beats) with x_stride 5 from element 256 (byte
+  // 4096): 3 bursts of 2 beats. The load is a compute instruction (dispatched 37, starts 38),
+  // granted 39, 40, 41: beats 72..73, 74..75, 76..77; D = 77. FINISH (same module) 78; cycles 79.
   const Result r = run(isa::HwConfig{},
                        {isa::make_mem(Opcode::kLoad, MemType::kAcc8, 0, 256, 3, 1, 5),
                         isa::make_finish()});
-  EXPECT_EQ(timing_of(r, 0).end, 36u + 32u + 6u);
-  EXPECT_EQ(r.stats.cycles, 36u + 32u + 6u + 1u);
+  expect_timing(r, 0, 37, 38, 77);
+  EXPECT_EQ(r.stats.cycles, 79u);
   EXPECT_EQ(r.stats.counters.acc_load_nbytes, 48u);
 }
 
-TEST(CycleTiming, PaddingWritesOneRowPerCycle) {
-  // 1x1 INP element with x_pad_0 = 1 and y_pad_1 = 1: 2x2 rectangle, 3 pad rows after the data.
+TEST(CycleTiming, UnalignedUopLoadCountsAlignedBeats) {
+  // LOAD UOP of uops 1..2 = bytes [4, 12): 2 aligned bus words, so 2 beats (a naive 8 bytes /
+  // 8 would be 1). Starts 38, granted 39, beats 72..73: D = 73. FINISH 74; cycles 75.
+  const std::vector<isa::Uop> uops(3);
+  const Result r = run(isa::HwConfig{},
+                       {isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 1, 1, 2, 2),
+                        isa::make_finish()},
+                       uops);
+  expect_timing(r, 0, 37, 38, 73);
+  EXPECT_EQ(r.stats.compute.busy_cycles, 2u + 1u);
+  EXPECT_EQ(r.stats.cycles, 75u);
+}
+
+TEST(CycleTiming, PadsFillTheCyclesBeforeTheBeats) {
+  // 1x1 INP element with y_pad_1 = 1 and x_pad_0 = 1: a 2x2 rectangle, P = 3 pads. Starts 38,
+  // beats F = 72, B = 2 (72..73). S + P = 41 < F: the pads take 39..41 (T = 41), so
+  // D = max(F + B - 1, T) = 73. FINISH 74; cycles 75. DRAM stall: the 33 cycles 39..71 less the
+  // 3 used for pads.
   const Result r = run(isa::HwConfig{},
                        {isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 1, 1, 1, 0, 1, 1, 0),
                         isa::make_finish()});
-  EXPECT_EQ(timing_of(r, 0).end, 36u + 32u + 2u + 3u);
+  expect_timing(r, 0, 37, 38, 73);
   EXPECT_EQ(r.stats.load.busy_cycles, 2u + 3u);
-  EXPECT_EQ(r.stats.cycles, 74u);
+  EXPECT_EQ(r.stats.load.stall_dram_cycles, 33u - 3u);
+  EXPECT_EQ(r.stats.cycles, 75u);
 }
 
-TEST(CycleTiming, GemmOneUopPerCyclePlusFill) {
-  // fetch: 3 instructions = 6 beats, 32..38; dispatch at 38, 39, 40.
-  // LOAD UOP of 4 uops (16 bytes, 2 beats): 38 -> 70 + 2 = 72.
-  // GEMM 2 x 3 x 4 uops = 24 uops + 4 fill: 72 -> 100. FINISH 100 -> 101.
+TEST(CycleTiming, PadsBeyondTheLatencyGoAfterTheBeats) {
+  // DRAM_LATENCY 0. fetch: granted 0, beats max(0 + 1, 0) = 1 .. 4; dispatch 5 (LOAD), 6
+  // (FINISH). LOAD (same 2x2 rectangle, P = 3) starts 6, granted 7, beats F = max(8, 5) = 8 .. 9.
+  // Pads: cycle 7 (no beat), then 10 and 11 after the beats: S + P = 9 >= F, so
+  // T = S + P + B = 11 and D = max(9, 11) = 11. FINISH 12; cycles 13.
+  isa::HwConfig cfg;
+  cfg.dram_latency = 0;
+  const Result r = run(cfg,
+                       {isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 1, 1, 1, 0, 1, 1, 0),
+                        isa::make_finish()});
+  expect_timing(r, 0, 5, 6, 11);
+  EXPECT_EQ(r.stats.cycles, 13u);
+  // One pad (x_pad_0 = 1 only): it fits in cycle 7 < F = 8, so D = F + B - 1 = 9.
+  const Result one = run(cfg,
+                         {isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 1, 1, 1, 0, 0, 1, 0),
+                          isa::make_finish()});
+  expect_timing(one, 0, 5, 6, 9);
+  EXPECT_EQ(one.stats.cycles, 11u);
+}
+
+TEST(CycleTiming, PadsOnlyLoadWritesOnePadPerCycle) {
+  // y_size 0, 2 elements a row, y_pad_0 = y_pad_1 = 1: P = (1 + 1) * 2 = 4 pads, no bus:
+  // starts 38, D = S + P = 42. FINISH 43; cycles 44.
+  const Result r = run(isa::HwConfig{},
+                       {isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 0, 2, 2, 1, 1, 0, 0),
+                        isa::make_finish()});
+  expect_timing(r, 0, 37, 38, 42);
+  EXPECT_EQ(r.stats.load.busy_cycles, 4u);
+  EXPECT_EQ(r.stats.load.stall_dram_cycles, 0u);
+  EXPECT_EQ(r.stats.cycles, 44u);
+}
+
+TEST(CycleTiming, GemmOneUopPerCyclePlusPipeline) {
+  // fetch: 3 instructions = 6 beats, 33..38; dispatch 39, 40, 41.
+  // LOAD UOP of 4 uops (16 bytes, 2 beats): starts 40, granted 41, beats 74..75, D = 75.
+  // GEMM 2 x 3 x 4 = 24 uops: starts 76, D = 76 + 24 + 4 = 104. FINISH 105; cycles 106.
   const std::vector<isa::Uop> uops(4);
   const Result r = run(isa::HwConfig{},
                        {isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 0, 1, 4, 4),
                         make_loop(Opcode::kGemm, 0, 4, 2, 3), isa::make_finish()},
                        uops);
-  EXPECT_EQ(timing_of(r, 1).start, 72u);
-  EXPECT_EQ(timing_of(r, 1).end, 100u);
-  EXPECT_EQ(r.stats.cycles, 101u);
-  EXPECT_EQ(r.stats.compute.busy_cycles, 2u + 28u + 1u);
-  EXPECT_EQ(r.stats.compute.stall_dram_cycles, 32u);
+  expect_timing(r, 0, 39, 40, 75);
+  expect_timing(r, 1, 40, 76, 104);
+  expect_timing(r, 2, 41, 105, 105);
+  EXPECT_EQ(r.stats.cycles, 106u);
+  EXPECT_EQ(r.stats.compute.busy_cycles, 2u + 24u + 1u);  // beats + uops + FINISH
+  EXPECT_EQ(r.stats.compute.stall_dram_cycles, 74u - 41u);
   EXPECT_EQ(r.stats.counters.gemm_counter, 24u);
   EXPECT_EQ(r.stats.counters.uop_load_nbytes, 16u);
 }
 
-TEST(CycleTiming, AluAndResetRates) {
-  // Same prologue as above (uops ready at 72), then ALU 1 x 2 x 3 uops = 6 + 3 fill (72 -> 81),
-  // GEMM reset 1 x 1 x 4 = 4 + 1 (81 -> 86), FINISH 86 -> 87. Fetch: 4 instructions, 8 beats,
-  // 32..40; dispatch 40..43; LOAD UOP 40 -> 72 + 2 = 74.
+TEST(CycleTiming, AluAndResetHaveTheSamePipeline) {
+  // fetch: 4 instructions = 8 beats, 33..40; dispatch 41..44. LOAD UOP starts 42, granted 43,
+  // beats 76..77: D = 77. ALU 1 x 2 x 3 = 6 uops: 78 -> 78 + 6 + 4 = 88. GEMM reset 1 x 1 x 4:
+  // 89 -> 89 + 4 + 4 = 97. FINISH 98; cycles 99.
   const std::vector<isa::Uop> uops(4);
   isa::Instruction alu = make_loop(Opcode::kAlu, 1, 4, 1, 2);
   alu.alu_op = isa::AluOp::kMul;
@@ -167,36 +280,44 @@ TEST(CycleTiming, AluAndResetRates) {
                        {isa::make_mem(Opcode::kLoad, MemType::kUop, 0, 0, 1, 4, 4), alu, reset,
                         isa::make_finish()},
                        uops);
-  EXPECT_EQ(timing_of(r, 0).end, 74u);
-  EXPECT_EQ(timing_of(r, 1).end, 74u + 9u);
-  EXPECT_EQ(timing_of(r, 2).end, 74u + 9u + 5u);
-  EXPECT_EQ(r.stats.cycles, 89u);
+  expect_timing(r, 0, 41, 42, 77);
+  expect_timing(r, 1, 42, 78, 88);
+  expect_timing(r, 2, 43, 89, 97);
+  EXPECT_EQ(r.stats.cycles, 99u);
   EXPECT_EQ(r.stats.counters.alu_counter, 6u);
 }
 
-TEST(CycleTiming, StoreIsBeatsThenWriteLatency) {
-  // STORE 1 row of 2 OUT elements (32 bytes, 4 beats): dispatched at 36, beats 36..40, write
-  // response 32 cycles later at 72. FINISH waits for it: 72 -> 73.
+TEST(CycleTiming, StoreIsDoneAtItsWriteResponse) {
+  // STORE 1 row of 2 OUT elements (32 bytes, 4 beats): dispatched 37, starts 38, AW granted 39,
+  // W beats max(39 + 1, 37) = 40 .. 43, write response 40 + 4 + 32 = 76 = D. FINISH waits for
+  // it: 77; cycles 78.
   const Result r = run(isa::HwConfig{},
                        {isa::make_mem(Opcode::kStore, MemType::kOut, 0, kInpDram, 1, 2, 2),
                         isa::make_finish()});
-  EXPECT_EQ(timing_of(r, 0).end, 72u);
-  EXPECT_EQ(r.stats.cycles, 73u);
+  expect_timing(r, 0, 37, 38, 76);
+  EXPECT_EQ(r.stats.cycles, 78u);
   EXPECT_EQ(r.stats.store.busy_cycles, 4u);
-  EXPECT_EQ(r.stats.store.stall_dram_cycles, 32u);
+  // 39 .. 39 waiting for the first W beat (1) + 44 .. 76 for the response (33).
+  EXPECT_EQ(r.stats.store.stall_dram_cycles, 1u + 33u);
   EXPECT_EQ(r.stats.counters.out_store_nbytes, 32u);
+  // The bus model agrees: a write granted in 39 on a free bus.
+  BusSchedule bus(32);
+  const BusSlot slot = bus.reserve(true, 39, 4);
+  EXPECT_EQ(slot.first, 40u);
+  EXPECT_EQ(slot.response, 76u);
 }
 
-TEST(CycleTiming, TokenHandoffOverlapsLoadAndCompute) {
+TEST(CycleTiming, ReadsAndWritesShareTheBusInGrantOrder) {
   // 0 LOAD INP 1x1 (2 beats), push l2g      load
-  // 1 LOAD UOP 1 uop (1 beat)               compute
-  // 2 GEMM 1 uop, pop l2g (1 + 4 fill)      compute
+  // 1 LOAD UOP 1 uop (4 bytes: 1 beat)      compute
+  // 2 GEMM 1 uop, pop l2g                   compute
   // 3 FINISH                                compute
-  // fetch: 4 instructions = 8 beats, 32..40; dispatch 40, 41, 42, 43.
-  // LOAD INP requested at 40: first beat 72, done 74, bus busy until 74.
-  // LOAD UOP requested at 41, during the INP load's latency: first beat max(41 + 32, 74) = 74
-  //   (one cycle waiting for the bus), done 75.
-  // GEMM: l2g token pushed at 74, compute free at 75: 75 -> 80. FINISH 80 -> 81.
+  // fetch: 8 beats 33..40; dispatch 41, 42, 43, 44.
+  // LOAD INP starts 42, granted 43: beats max(76, 41) = 76..77, D = 77 (l2g pushed in 77).
+  // LOAD UOP starts 43, granted 44: first beat max(44 + 33, 78) = 78 (the bus is reserved for
+  //   the INP beats first), D = 78.
+  // GEMM: free from 79, token visible from 78: starts 79, D = 79 + 1 + 4 = 84. FINISH 85;
+  // cycles 86.
   const std::vector<isa::Uop> uops(1);
   const Result r = run(
       isa::HwConfig{},
@@ -206,24 +327,42 @@ TEST(CycleTiming, TokenHandoffOverlapsLoadAndCompute) {
        with_dep(make_loop(Opcode::kGemm, 0, 1, 1, 1), true, false, false, false),
        isa::make_finish()},
       uops);
-  EXPECT_EQ(timing_of(r, 0).end, 74u);
-  EXPECT_EQ(timing_of(r, 1).start, 41u);
-  EXPECT_EQ(timing_of(r, 1).end, 75u);
-  EXPECT_EQ(timing_of(r, 2).start, 75u);
-  EXPECT_EQ(timing_of(r, 2).end, 80u);
-  EXPECT_EQ(r.stats.cycles, 81u);
-  EXPECT_EQ(r.stats.compute.stall_dram_cycles, 33u);
+  expect_timing(r, 0, 41, 42, 77);
+  expect_timing(r, 1, 42, 43, 78);
+  expect_timing(r, 2, 43, 79, 84);
+  EXPECT_EQ(r.stats.cycles, 86u);
+  EXPECT_EQ(r.stats.compute.stall_dram_cycles, 78u - 44u);
   EXPECT_EQ(r.stats.compute.stall_token_cycles, 0u);
   EXPECT_EQ(r.stats.compute.insns, 3u);
   EXPECT_EQ(r.stats.load.insns, 1u);
 }
 
+TEST(CycleTiming, TokenIsVisibleTheCycleAfterItsPush) {
+  // 0 GEMM (no uops), pop l2g      compute: dispatched 39, command visible 40
+  // 1 load no-op, push l2g         load: dispatched 40, starts 41, done 41 (pushes in 41)
+  // 2 FINISH                       compute: dispatched 41
+  // The GEMM can start only in 42, the cycle after the push (not 41): D = 42. FINISH free from
+  // 43: starts 43; cycles 44. compute: token stall 40..41 (2), queue stall 0..39 (40).
+  const Result r = run(
+      isa::HwConfig{},
+      {with_dep(make_loop(Opcode::kGemm, 0, 0, 1, 1), true, false, false, false),
+       isa::make_noop(Module::kLoad, {false, false, false, true}), isa::make_finish()});
+  expect_timing(r, 0, 39, 42, 42);
+  expect_timing(r, 1, 40, 41, 41);
+  expect_timing(r, 2, 41, 43, 43);
+  EXPECT_EQ(r.stats.cycles, 44u);
+  EXPECT_EQ(r.stats.compute.stall_token_cycles, 2u);
+  EXPECT_EQ(r.stats.compute.stall_queue_cycles, 40u);
+}
+
 TEST(CycleTiming, ComputeStallsOnToken) {
-  // 0 LOAD UOP 1 uop                         compute: 40 -> 72 + 1 = 73
-  // 1 LOAD INP 4x4 (8 beats a row, 32 beats) load: requested at 41, bus free at 73 -> 73..105
-  // 2 GEMM 1 uop pop l2g                     compute: waits for the token from 73 to 105
+  // 0 LOAD UOP 1 uop                        compute: dispatched 41, starts 42
+  // 1 LOAD INP 4 rows x 4, push l2g         load: dispatched 42, starts 43
+  // 2 GEMM 1 uop, pop l2g                   compute
   // 3 FINISH
-  // Instruction 1 pushes l2g. GEMM 105 -> 110, FINISH 110 -> 111.
+  // Arbiter: 43 compute (UOP, beat 76, D = 76); 44..47 load (4 bursts of 8 beats): beats
+  // max(77, 77) = 77 .. 108, D = 108. GEMM: free from 77, token visible from 109: starts 109,
+  // D = 114. FINISH 115; cycles 116.
   const std::vector<isa::Uop> uops(1);
   const Result r = run(
       isa::HwConfig{},
@@ -233,22 +372,22 @@ TEST(CycleTiming, ComputeStallsOnToken) {
        with_dep(make_loop(Opcode::kGemm, 0, 1, 1, 1), true, false, false, false),
        isa::make_finish()},
       uops);
-  EXPECT_EQ(timing_of(r, 0).end, 73u);
-  EXPECT_EQ(timing_of(r, 1).end, 105u);
-  EXPECT_EQ(r.stats.load.stall_dram_cycles, 105u - 32u - 41u);
-  EXPECT_EQ(r.stats.compute.stall_token_cycles, 105u - 73u);
-  EXPECT_EQ(timing_of(r, 2).end, 110u);
-  EXPECT_EQ(r.stats.cycles, 111u);
+  expect_timing(r, 0, 41, 42, 76);
+  expect_timing(r, 1, 42, 43, 108);
+  expect_timing(r, 2, 43, 109, 114);
+  EXPECT_EQ(r.stats.load.stall_dram_cycles, 77u - 44u);
+  EXPECT_EQ(r.stats.compute.stall_token_cycles, 109u - 77u);
+  EXPECT_EQ(r.stats.cycles, 116u);
 }
 
-TEST(CycleTiming, SameCycleRequestsAreServedInPriorityOrder) {
-  // 0 GEMM 4 uops (4 + 4 fill), pushes g2l and g2s   compute: 40 -> 48
-  // 1 STORE 1 row of 2 OUT elements (4 beats), pops g2s   store: dispatched 41, waits to 48
-  // 2 LOAD INP 1x1 (2 beats), pops g2l                     load: dispatched 42, waits to 48
+TEST(CycleTiming, SameCycleRequestsAreGrantedByPriority) {
+  // 0 GEMM 4 uops, pushes g2l and g2s      compute: dispatched 41, 42 -> 42 + 4 + 4 = 50
+  // 1 STORE 1 row of 2 OUT (4 beats), pops g2s   store: dispatched 42, starts 51
+  // 2 LOAD INP 1x1 (2 beats), pops g2l           load: dispatched 43, starts 51
   // 3 FINISH
-  // Both request the bus at 48; load goes before store (fetch, load, compute, store):
-  // load beats 80..82; the store's beats queue behind them, 82..86, and its write response
-  // arrives at 86 + 32 = 118. FINISH waits for the store: 118 -> 119.
+  // Load and store both request from 52: load first (load > store), granted 52, beats
+  // max(85, 41) = 85..86, D = 86; store granted 53, its W beats wait for the bus:
+  // max(54, 87) = 87..90, response 87 + 4 + 32 = 123 = D. FINISH 124; cycles 125.
   const Result r = run(
       isa::HwConfig{},
       {with_dep(make_loop(Opcode::kGemm, 0, 4, 1, 1), false, false, true, true),
@@ -257,19 +396,63 @@ TEST(CycleTiming, SameCycleRequestsAreServedInPriorityOrder) {
        with_dep(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 1, 1, 1), false, true,
                 false, false),
        isa::make_finish()});
-  EXPECT_EQ(timing_of(r, 0).end, 48u);
-  EXPECT_EQ(timing_of(r, 1).start, 48u);
-  EXPECT_EQ(timing_of(r, 2).start, 48u);
-  EXPECT_EQ(timing_of(r, 2).end, 82u);
-  EXPECT_EQ(timing_of(r, 1).end, 118u);
-  EXPECT_EQ(r.stats.store.stall_token_cycles, 48u - 41u);
-  EXPECT_EQ(r.stats.store.stall_dram_cycles, (82u - 48u) + 32u);
-  EXPECT_EQ(r.stats.cycles, 119u);
+  expect_timing(r, 0, 41, 42, 50);
+  expect_timing(r, 1, 42, 51, 123);
+  expect_timing(r, 2, 43, 51, 86);
+  expect_timing(r, 3, 44, 124, 124);
+  EXPECT_EQ(r.stats.store.stall_token_cycles, 51u - 43u);
+  EXPECT_EQ(r.stats.store.stall_dram_cycles, (87u - 52u) + (123u - 90u));
+  EXPECT_EQ(r.stats.cycles, 125u);
+}
+
+TEST(CycleTiming, FetchHasPriorityOverLoad) {
+  // 0..5 GEMM no-ops, 6 LOAD INP 1x1 (2 beats), 7 GEMM no-op, 8 FINISH.
+  // fetch burst 0 (8 instructions, 16 beats): 33..48; dispatches 49..56 (instruction i in
+  // 49 + i). Burst 1 is requested from 57 (after the dispatch in 56). The LOAD, dispatched in
+  // 55, starts 56 and requests from 57 too: fetch wins, granted 57, 2 beats max(90, 49) =
+  // 90..91; FINISH dispatched 92. The load is granted 58: beats max(91, 92) =
+  // 92..93, D = 93. FINISH: command visible 93, load done: starts 94; cycles 95.
+  std::vector<isa::Instruction> insns;
+  for (int i = 0; i < 6; ++i) insns.push_back(make_loop(Opcode::kGemm, 0, 0, 1, 1));
+  insns.push_back(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram, 1, 1, 1));
+  insns.push_back(make_loop(Opcode::kGemm, 0, 0, 1, 1));
+  insns.push_back(isa::make_finish());
+  const Result r = run(isa::HwConfig{}, insns);
+  for (uint32_t i = 0; i < 6; ++i) expect_timing(r, i, 49 + i, 50 + i, 50 + i);
+  expect_timing(r, 6, 55, 56, 93);
+  expect_timing(r, 7, 56, 57, 57);
+  expect_timing(r, 8, 92, 94, 94);
+  EXPECT_EQ(r.stats.cycles, 95u);
+  EXPECT_EQ(r.stats.fetch.stall_dram_cycles, 33u + (90u - 57u));
+}
+
+TEST(CycleTiming, ArbiterLockKeepsASequenceTogether) {
+  // 0 LOAD ACC_8BIT 3 rows x 1 (3 bursts of 2 beats)   compute: dispatched 39, starts 40
+  // 1 LOAD INP 1x1 (1 burst of 2 beats)                load: dispatched 40, starts 41
+  // 2 FINISH
+  // compute requests from 41 and is granted 41, 42, 43 (the lock): beats 74..75, 76..77,
+  // 78..79, D = 79. load (higher priority) requests from 42 but waits for the lock: granted 44,
+  // beats max(77, 80) = 80..81, D = 81. (Without the lock it would have been granted in 42 and
+  // split the compute load's beats.) FINISH: free from 80, load done 81: starts 82; cycles 83.
+  const Result r = run(isa::HwConfig{},
+                       {isa::make_mem(Opcode::kLoad, MemType::kAcc8, 0, 256, 3, 1, 1),
+                        isa::make_mem(Opcode::kLoad, MemType::kInp, 0, kInpDram + 8, 1, 1, 1),
+                        isa::make_finish()});
+  expect_timing(r, 0, 39, 40, 79);
+  expect_timing(r, 1, 40, 41, 81);
+  expect_timing(r, 2, 41, 82, 82);
+  EXPECT_EQ(r.stats.cycles, 83u);
 }
 
 TEST(CycleTiming, FetchBlocksOnFullCommandQueue) {
-  // cmd_queue_depth 1. Three GEMMs of 8 uops (12 cycles each) and FINISH, all compute, after a
-  // LOAD UOP: fetch can only dispatch the next instruction when compute pops the previous one.
+  // CMD_QUEUE_DEPTH 1: a LOAD UOP of 8 uops (4 beats), three GEMMs of 8 uops (12 cycles each) and
+  // FINISH, all compute. fetch: 10 beats, 33..42.
+  //   LOAD UOP dispatched 43 (queue empty), starts 44 (popped: room visible from 45);
+  //     granted 45, beats 78..81, D = 81.
+  //   GEMM 1 dispatched 45; starts 82 (after the load), D = 82 + 8 + 4 = 94.
+  //   GEMM 2: room after GEMM 1's pop in 82: dispatched 83; starts 95, D = 107.
+  //   GEMM 3: dispatched 96 (pop in 95); starts 108, D = 120.
+  //   FINISH: dispatched 109 (pop in 108); starts 121; cycles 122.
   isa::HwConfig cfg;
   cfg.cmd_queue_depth = 1;
   const std::vector<isa::Uop> uops(8);
@@ -278,18 +461,15 @@ TEST(CycleTiming, FetchBlocksOnFullCommandQueue) {
                         make_loop(Opcode::kGemm, 0, 8, 1, 1), make_loop(Opcode::kGemm, 0, 8, 1, 1),
                         make_loop(Opcode::kGemm, 0, 8, 1, 1), isa::make_finish()},
                        uops);
-  // fetch: 5 instructions = 10 beats, 32..42. LOAD UOP dispatched at 42 and popped at once;
-  // GEMM 1 dispatched at 43 (queue full until compute pops it at 42 + 32 + 4 = 78).
-  // GEMM 2 can enter only at 78; GEMM 1 78 -> 90; GEMM 2 popped at 90, GEMM 3 enters at 90;
-  // GEMM 2 90 -> 102; GEMM 3 102 -> 114; FINISH enters at 102, runs 114 -> 115.
-  EXPECT_EQ(timing_of(r, 0).end, 78u);
-  EXPECT_EQ(timing_of(r, 2).dispatch, 78u);
-  EXPECT_EQ(timing_of(r, 3).dispatch, 90u);
-  EXPECT_EQ(timing_of(r, 4).dispatch, 102u);
-  EXPECT_EQ(r.stats.cycles, 115u);
-  // fetch stalled from its planned dispatch cycles 44, 45, 46 to 78, 90, 102 (cumulative):
-  // GEMM 2 planned 44 -> 78 (34), GEMM 3 planned 79 -> 90 (11), FINISH planned 91 -> 102 (11).
-  EXPECT_EQ(r.stats.fetch.stall_queue_cycles, 34u + 11u + 11u);
+  expect_timing(r, 0, 43, 44, 81);
+  expect_timing(r, 1, 45, 82, 94);
+  expect_timing(r, 2, 83, 95, 107);
+  expect_timing(r, 3, 96, 108, 120);
+  expect_timing(r, 4, 109, 121, 121);
+  EXPECT_EQ(r.stats.cycles, 122u);
+  // fetch waited for room from its earliest dispatch cycles 44, 46, 84, 97:
+  // (45 - 44) + (83 - 46) + (96 - 84) + (109 - 97) = 1 + 37 + 12 + 12.
+  EXPECT_EQ(r.stats.fetch.stall_queue_cycles, 62u);
 }
 
 TEST(CycleTiming, RepeatedRunsGiveTheSameCycles) {
@@ -303,9 +483,9 @@ TEST(CycleTiming, RepeatedRunsGiveTheSameCycles) {
   small.log_bus_width = 7;
   CycleSimulator other(small);
   Dram dram2 = make_dram(small, {isa::make_finish()});
-  EXPECT_EQ(other.run(dram2, kInsnAddr, 1).cycles, 34u);
+  EXPECT_EQ(other.run(dram2, kInsnAddr, 1).cycles, 36u);
   const RunStats b = sim.run(dram, kInsnAddr, 2);
-  EXPECT_EQ(a.cycles, 85u);
+  EXPECT_EQ(a.cycles, 89u);
   EXPECT_EQ(b.cycles, a.cycles);
   EXPECT_EQ(b.load, a.load);
   EXPECT_EQ(b.compute, a.compute);
@@ -317,7 +497,7 @@ TEST(CycleTiming, MakeCycleSimIsTheCycleModel) {
   std::unique_ptr<Simulator> sim = make_cycle_sim(isa::HwConfig{});
   EXPECT_EQ(sim->name(), "cycle");
   Dram dram = make_dram(isa::HwConfig{}, {isa::make_finish()});
-  EXPECT_EQ(sim->run(dram, kInsnAddr, 1).cycles, 35u);
+  EXPECT_EQ(sim->run(dram, kInsnAddr, 1).cycles, 37u);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "isa/spec.h"
+#include "sim/common/bus_schedule.h"
 #include "sim/cycle/timing.h"
 #include "support/error.h"
 
@@ -245,28 +246,36 @@ std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, in
   return v;
 }
 
-/// The timing rules of the cycle-level model (docs/cycle-model.md section 2; the fill depths are
-/// the constants of sim/cycle/timing.h) applied to the instructions the passes emit.
+/// The timing rules of docs/microarchitecture.md (the cycle model's, sim/cycle/timing.h) applied
+/// to the instructions the passes emit. Every time below is the cycle a module can start its
+/// next instruction: the previous done cycle D + 1, which is also the first cycle a token pushed
+/// in D is visible to its consumer.
 struct Rates {
   int64_t bus = 8;  ///< bytes per beat
   int64_t lat = 0;  ///< DRAM latency (cycles)
-  /// Beats of one DMA row of `bytes` bytes (every row is its own burst).
-  int64_t row_beats(int64_t bytes) const { return ceil_div(bytes, bus); }
+  /// Beats of one DMA row of `bytes` bytes from a bus-aligned address (every row is its own
+  /// bursts; the Programs' DRAM tensors start bus-aligned, their rows at element multiples).
+  int64_t row_beats(int64_t bytes) const {
+    return static_cast<int64_t>(sim::aligned_beats(0, static_cast<uint64_t>(bytes),
+                                                   static_cast<uint64_t>(bus)));
+  }
   /// Beats of a fetch burst of kFetchBurstInsns 16-byte instructions.
   int64_t burst_beats() const {
-    return row_beats(int64_t{16} * int64_t{sim::cycle::kFetchBurstInsns});
+    return row_beats(static_cast<int64_t>(sim::cycle::kInsnBytes) *
+                     int64_t{sim::cycle::kFetchBurstInsns});
   }
-  /// Cycles between two fetch bursts (no prefetch): latency, beats, one dispatch cycle each.
+  /// Cycles between two fetch bursts on an otherwise idle bus (section 3, no prefetch): the grant
+  /// in the request cycle r, beats from r + 1 + lat, one dispatch a cycle from the cycle after
+  /// the last beat, the next request the cycle after the last dispatch.
   int64_t burst_period() const {
-    return lat + burst_beats() +
-           int64_t{sim::cycle::kFetchBurstInsns} * int64_t{sim::cycle::kDispatchCycles};
+    return 1 + lat + burst_beats() + int64_t{sim::cycle::kFetchBurstInsns};
   }
-  /// Cycle at which fetch has dispatched instruction `i` (0-based, program order), ignoring
-  /// full command queues (512 entries: fetch runs far ahead whenever it is not the bottleneck).
+  /// First cycle instruction `i` (0-based, program order) is visible in its command queue (its
+  /// dispatch + 1), ignoring full command queues (512 entries: fetch runs far ahead whenever it
+  /// is not the bottleneck) and bus contention of the fetch bursts.
   int64_t dispatched(int64_t i) const {
     const int64_t burst = int64_t{sim::cycle::kFetchBurstInsns};
-    return (i / burst) * burst_period() + lat + burst_beats() +
-           (i % burst + 1) * int64_t{sim::cycle::kDispatchCycles};
+    return (i / burst) * burst_period() + 1 + lat + burst_beats() + i % burst + 1;
   }
 };
 
@@ -294,7 +303,7 @@ struct Stage {
   }
 };
 
-/// The DRAM bus, first-come first-served by request cycle (docs/cycle-model.md section 3): a
+/// The DRAM bus, served in grant order (docs/microarchitecture.md sections 2.2-2.3): a
 /// transfer's first beat waits for every transfer requested before it. The stages are estimated
 /// in program order, which is not quite time order (the load module runs ahead of compute and
 /// store), so a transfer reached later in the walk but requested earlier does not wait for the
@@ -363,7 +372,7 @@ class Pipeline {
   /// returns the estimated end of everything added.
   int64_t finish() {
     flush();
-    const int64_t one = int64_t{sim::cycle::kIssueCycles};
+    const int64_t one = 1;  // a zero-length instruction: D = S, the next starts in S + 1
     Stage noop;
     noop.compute(one);
     run(store_free_, 0, noop);
@@ -387,12 +396,27 @@ class Pipeline {
           case Op::kCompute:
             t += op.extra;
             break;
-          case Op::kRead:  // request, latency, beats, then the pad rows
-            t = bus_.reserve(t, t + r_.lat, op.beats) + op.beats + op.extra;
+          case Op::kRead: {  // request from S + 1, latency, beats; pads in the beat-free cycles
+            if (op.beats == 0) {
+              t += op.extra + 1;  // pads only: D = S + P
+              break;
+            }
+            const int64_t first = bus_.reserve(t + 1, t + 2 + r_.lat, op.beats);
+            t = static_cast<int64_t>(sim::cycle::dma_read_done(
+                    static_cast<uint64_t>(t), static_cast<uint64_t>(op.extra),
+                    static_cast<uint64_t>(first), static_cast<uint64_t>(op.beats))) +
+                1;
             break;
-          case Op::kWrite:  // beats leave at once; the write response comes `lat` later
-            t = bus_.reserve(t, t, op.beats) + op.beats + r_.lat;
+          }
+          case Op::kWrite: {  // W beats from the cycle after the grant; done at the response
+            if (op.beats == 0) {
+              t += 1;
+              break;
+            }
+            const int64_t first = bus_.reserve(t + 1, t + 2, op.beats);
+            t = first + op.beats + r_.lat + 1;
             break;
+          }
         }
       }
     }
@@ -480,9 +504,11 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   const int64_t inp_bytes = cfg.inp_elem_bytes(), wgt_bytes = cfg.wgt_elem_bytes();
   const int64_t acc_bytes = cfg.acc_elem_bytes(), out_bytes = cfg.out_elem_bytes();
   const int64_t uop_bytes = cfg.uop_elem_bytes();
-  const int64_t gemm_fill = int64_t{sim::cycle::kGemmFillCycles};
-  const int64_t reset_fill = int64_t{sim::cycle::kResetFillCycles};
-  const int64_t alu_fill = int64_t{sim::cycle::kAluFillCycles};
+  // A GEMM (reset or not) or ALU of n > 0 uops is done in S + n + 4, so the next instruction of
+  // the module starts n + 5 cycles after it (docs/microarchitecture.md section 5.3).
+  const int64_t gemm_fill = static_cast<int64_t>(sim::cycle::kComputePipelineDepth) + 1;
+  const int64_t reset_fill = gemm_fill;
+  const int64_t alu_fill = gemm_fill;
 
   std::vector<int64_t> ob_cands, th_cands, tw_cands, icc_cands;
   if (knobs.oc_tile_blocks > 0) {

@@ -73,26 +73,29 @@ struct Schedule {
   std::string describe() const;
 };
 
-/// Picks the schedule. The cost model (cycles) applies the timing rules of the cycle-level model
-/// (docs/cycle-model.md sections 2-3; the fill depths are sim/cycle/timing.h's constants) to the
-/// instructions the passes emit for each candidate, tile by tile in program order:
-///  - load stage per tile and input-channel chunk: one LOAD INP per input block (dram_latency,
-///    then one bus burst of ceil(real columns * element bytes / bus_bytes) beats per real row,
-///    then one cycle per zero-padding SRAM row) and the LOAD WGTs of group_wgt_loads (skipped
-///    when the thread's previous tile left the same weights, i.e. one chunk per tile and the
-///    same output blocks);
+/// Picks the schedule. The cost model (cycles) applies the timing rules of
+/// docs/microarchitecture.md (the cycle model's; per-instruction rules from sim/cycle/timing.h)
+/// to the instructions the passes emit for each candidate, tile by tile in program order:
+///  - load stage per tile and input-channel chunk: one LOAD INP per input block (requested the
+///    cycle after its start, first beat dram_latency + 1 after the grant, one bus burst of
+///    ceil(real columns * element bytes / bus_bytes) beats per real row, the zero-padding
+///    elements one per cycle in the beat-free cycles) and the LOAD WGTs of group_wgt_loads
+///    (skipped when the thread's previous tile left the same weights, i.e. one chunk per tile and
+///    the same output blocks);
 ///  - compute stage: the up-front LOAD UOP of the micro-op table when every distinct kernel fits
 ///    the UOP buffer (otherwise a LOAD UOP before every GEMM), the constant rows' LOAD ACC when the
-///    thread's output blocks change, the GEMM reset (n + 1) or the init tensor's LOAD ACC
-///    (`acc_init_tensor`, border tiles only), the GEMM of each chunk (uops + 4), `alu_ops` ALU instructions (uops +
-///    3 each);
-///  - store stage: one STORE per output block (beats, then dram_latency for the write response).
-/// Every module runs its instructions in order; a stage starts when fetch has dispatched its
+///    thread's output blocks change, the GEMM reset or the init tensor's LOAD ACC
+///    (`acc_init_tensor`, border tiles only), the GEMM of each chunk, `alu_ops` ALU
+///    instructions (each GEMM, reset or ALU of n uops done n + 4 cycles after its start);
+///  - store stage: one STORE per output block (write beats from the cycle after the grant, done
+///    at the write response dram_latency after them).
+/// Every module runs its instructions in order, the next starting the cycle after the previous
+/// one's done cycle; a stage starts when fetch has dispatched its
 /// first instruction (bursts of 8 instructions, no prefetch) and its dependency tokens are
 /// available (a load waits for the GEMMs that last used its virtual thread's INP/WGT half, a
 /// GEMM for its load, a tile's first compute work for the store that last used its ACC half, a
-/// store for the ALU work); every transfer waits for the bus (first come, first served by
-/// request cycle; see Bus in schedule.cc). The layer cost is the end of the stream (with the
+/// store for the ALU work; a token is visible the cycle after its push); every transfer waits for
+/// the bus (served in grant order; see Bus in schedule.cc). The layer cost is the end of the stream (with the
 /// ending no-ops and FINISH), at least the beats the one bus moves, times the batch blocks.
 /// Constraints per virtual thread: the INP window, the WGT tiles, the ACC tile + constant rows
 /// and the GEMM micro-op kernel each fit depth / virtual_threads entries (16 uops kept for ALU

@@ -1,0 +1,14 @@
+tessel_lint.vlt
+tessel_fifo.sv
+tessel_sram.sv
+tessel_row_bursts.sv
+tessel_dma_read.sv
+tessel_mem_arbiter.sv
+tessel_fetch.sv
+tessel_load.sv
+tessel_store.sv
+tessel_compute_gemm.sv
+tessel_compute_alu.sv
+tessel_compute_pipe.sv
+tessel_compute.sv
+tessel_top.sv
