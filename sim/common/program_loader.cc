@@ -22,7 +22,9 @@ ProgramLayout default_layout(const isa::Program& prog, uint64_t image_base) {
   ProgramLayout l;
   l.image_base = image_base;
   l.insn_addr = round_up(image_base + prog.image.size(), isa::kImageAlign);
-  l.dram_bytes = l.insn_addr + uint64_t(prog.insns.size()) * 16;
+  // Whole 4096-byte pages: fetch reads the bus words the stream touches, and a bus word may
+  // extend past the last instruction (buses wider than 16 bytes).
+  l.dram_bytes = round_up(l.insn_addr + uint64_t(prog.insns.size()) * 16, isa::kImageAlign);
   return l;
 }
 

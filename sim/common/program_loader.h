@@ -20,7 +20,8 @@ struct LoadedProgram {
 };
 
 /// A DRAM layout for one Program: the image at `image_base`, the instruction stream right after
-/// it at the next kImageAlign boundary, and the DRAM size (bytes) that holds both.
+/// it at the next kImageAlign boundary, and the DRAM size (bytes) that holds both, rounded up to
+/// kImageAlign (a fetch of the last instructions reads whole bus words).
 struct ProgramLayout {
   uint64_t image_base = 0;
   uint64_t insn_addr = 0;

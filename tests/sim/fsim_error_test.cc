@@ -213,9 +213,11 @@ TEST(FsimError, LoadAndStoreRangesAndForms) {
               HasSubstr("load module: insn 0 (LOAD INP): inp index range [2047, 2049) out of "
                         "range (inp depth 2048"));
   EXPECT_THAT(one([](ProgramBuilder& b) {
-                b.emit(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 0, 2, 2, 2, 0, 0, 1, 0));
+                // DRAM is the stream rounded up to one 4096-byte page: elements 255..258 of 16
+                // bytes end at byte 4144.
+                b.emit(isa::make_mem(Opcode::kLoad, MemType::kInp, 0, 255, 2, 2, 2, 0, 0, 1, 0));
               }),
-              HasSubstr("insn 0 (LOAD INP): dram bytes [0, 64) out of range"));
+              HasSubstr("insn 0 (LOAD INP): dram bytes [4080, 4144) out of range"));
   EXPECT_THAT(one([](ProgramBuilder& b) {
                 b.add_i8("w", MemType::kWgt, std::vector<int8_t>(256));
                 b.emit(isa::make_mem(Opcode::kLoad, MemType::kWgt, 0, 0, 1, 1, 1, 0, 0, 0, 1));
