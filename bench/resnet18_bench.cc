@@ -737,7 +737,7 @@ int run_main(int argc, char** argv) {
   cfg.validate();
   std::vector<RunConfig> configs;
   configs.push_back({config_path.empty() ? "default config" : "config " + config_path, cfg, false});
-  const bool have_cycles = sim_kind == "cycle";
+  const bool have_cycles = sim_kind != "fsim";  // cycle and rtl count cycles
   if (have_cycles && !no_zero_latency && cfg.dram_latency != 0) {
     isa::HwConfig zero = cfg;
     zero.dram_latency = 0;
@@ -832,7 +832,7 @@ int run_main(int argc, char** argv) {
     total_cycles += cr.sim_cycles;
   }
   if (have_cycles) {
-    fmt::print("cycle simulator speed: {} simulated cycles in {:.3f} s = {} cycles/s\n",
+    fmt::print("{} simulator speed: {} simulated cycles in {:.3f} s = {} cycles/s\n", sim_kind,
                fmt_int(total_cycles), total_sim_s,
                total_sim_s > 0 ? fmt_int(static_cast<uint64_t>(total_cycles / total_sim_s))
                                : std::string("-"));
@@ -844,9 +844,10 @@ int run_main(int argc, char** argv) {
                               : std::string("-"),
              fsim.seconds > 0 ? fmt_int(static_cast<uint64_t>(fsim.uops / fsim.seconds))
                               : std::string("-"),
-             fsim.compared ? (fsim.outputs_match_cycle ? "; fsim outputs == cycle outputs"
-                                                       : "; fsim outputs DIFFER from cycle")
-                           : "");
+             fsim.compared ? (fsim.outputs_match_cycle
+                                  ? fmt::format("; fsim outputs == {} outputs", sim_kind)
+                                  : fmt::format("; fsim outputs DIFFER from {}", sim_kind))
+                           : std::string());
   if (!no_check) {
     fmt::print("checks ({}, fsim vs {}, across configurations, ideal uops vs workloads.md): "
                "{}\n",
