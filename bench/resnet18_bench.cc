@@ -23,11 +23,15 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>  // stderr for fmt::print
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <new>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -696,6 +700,23 @@ nlohmann::json to_json(const ConfigResult& cr, bool network_mode, bool have_cycl
   return j;
 }
 
+/// Checks, before the benchmark runs, that `path` (the value of `option`) can be written: not a
+/// directory, and openable for writing (a file the check creates is removed again). Throws
+/// IoError "--json /x/y.json: cannot open for writing (No such file or directory)".
+void check_writable(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw_io_error("{} {}: is a directory", option, path);
+  const bool existed = std::filesystem::exists(path, ec);
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its bytes
+    if (!f) throw_io_error("{} {}: cannot open for writing ({})", option, path, std::strerror(errno));
+  }
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
+/// Parses the command line (prints --help and returns 0; throws CLI::ParseError for usage
+/// errors) and runs the benchmark. Returns 0 when every check passed, 1 otherwise.
 int run_main(int argc, char** argv) {
   CLI::App app{
       "ResNet-18 v1 on Tessel's accelerator simulators, per layer, against VTA's benchmark set "
@@ -722,19 +743,24 @@ int run_main(int argc, char** argv) {
                "do not add the DRAM_LATENCY=0 configuration");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // prints the help, exit 0
+  } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   }
+  // Option values are usage errors (exit 2), as CLI11's own checks.
   const std::vector<std::string> kinds = runtime::Device::kinds();
   if (std::find(kinds.begin(), kinds.end(), sim_kind) == kinds.end()) {
-    throw_user_error("unknown simulator '{}': this build has {}", sim_kind, fmt::join(kinds, ", "));
+    throw CLI::ValidationError(
+        fmt::format("unknown simulator '{}': this build has {}", sim_kind, fmt::join(kinds, ", ")));
   }
   if (!only.empty() && !layers_only) {
-    throw_user_error("--only '{}' needs --layers-only", only);
+    throw CLI::ValidationError(fmt::format("--only '{}' needs --layers-only", only));
   }
   isa::HwConfig cfg;
   if (!config_path.empty()) cfg = isa::HwConfig::from_file(config_path);
   cfg.validate();
+  check_writable(json_path, "--json");
   std::vector<RunConfig> configs;
   configs.push_back({config_path.empty() ? "default config" : "config " + config_path, cfg, false});
   const bool have_cycles = sim_kind != "fsim";  // cycle and rtl count cycles
@@ -765,7 +791,9 @@ int run_main(int argc, char** argv) {
       const size_t comma = std::min(only.find(',', pos), only.size());
       const std::string label = only.substr(pos, comma - pos);
       const Workload* w = find_workload(label);
-      if (!w) throw_user_error("unknown layer label '{}' in --only: expected C1..C12", label);
+      if (!w) {
+        throw CLI::ValidationError(fmt::format("unknown layer label '{}' in --only: expected C1..C12", label));
+      }
       if (std::find(selected.begin(), selected.end(), w) == selected.end()) selected.push_back(w);
       pos = comma + 1;
     }
@@ -891,14 +919,22 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace tessel::bench
 
+// Exit codes as the `tessel` command line (tools/main.cc): 0 every check passed, 1 a check failed
+// or an error at run time (one "error: ..." line), 2 a usage error (bad option or value).
 int main(int argc, char** argv) {
   try {
     return tessel::bench::run_main(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "error: {} (see --help)\n", e.what());
+    return 2;
   } catch (const tessel::Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: out of memory\n");
+    return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: internal error: {}\n", e.what());
     return 1;
   }
 }

@@ -18,9 +18,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <new>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -121,6 +124,37 @@ Measurement run_mobilenet(const std::string& sim, const compiler::CompileResult&
   return m;
 }
 
+/// Checks, before the benchmark runs, that `path` (the value of `option`) can be written: not a
+/// directory, and openable for writing (a file the check creates is removed again). Throws
+/// IoError "--json /x/y.json: cannot open for writing (No such file or directory)".
+void check_writable(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw_io_error("{} {}: is a directory", option, path);
+  const bool existed = std::filesystem::exists(path, ec);
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its bytes
+    if (!f) throw_io_error("{} {}: cannot open for writing ({})", option, path, std::strerror(errno));
+  }
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
+/// Splits "a,b,c" (empty items dropped).
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  size_t p = 0;
+  while (p <= s.size()) {
+    const size_t q = s.find(',', p);
+    const std::string item = s.substr(p, q == std::string::npos ? std::string::npos : q - p);
+    if (!item.empty()) v.push_back(item);
+    if (q == std::string::npos) break;
+    p = q + 1;
+  }
+  return v;
+}
+
+/// Parses the command line (prints --help and returns 0; throws CLI::ParseError for usage errors)
+/// and runs the benchmark. Returns 0 when every check passed, 1 otherwise.
 int run_main(int argc, char** argv) {
   CLI::App app{"tessel-bench-simspeed: simulated cycles/s of cycle and rtl, instructions/s of "
                "fsim, on ResNet-18 C6 and mobilenetv2-12-int8"};
@@ -139,35 +173,34 @@ int run_main(int argc, char** argv) {
   app.add_option("--repeat", repeats, "C6 runs per model (the fastest counts)")->check(CLI::Range(1, 100));
   app.add_option("--json", json_path, "also write the figures as JSON");
   app.add_flag("--no-goals", no_goals, "do not fail when a speed goal is missed");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // prints the help, exit 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  }
 
-  auto split = [](const std::string& s) {
-    std::vector<std::string> v;
-    size_t p = 0;
-    while (p <= s.size()) {
-      const size_t q = s.find(',', p);
-      const std::string item = s.substr(p, q == std::string::npos ? std::string::npos : q - p);
-      if (!item.empty()) v.push_back(item);
-      if (q == std::string::npos) break;
-      p = q + 1;
-    }
-    return v;
-  };
+  // Option values are usage errors (exit 2), as CLI11's own checks.
   const std::vector<std::string> kinds = runtime::Device::kinds();
-  const std::vector<std::string> sims = sims_arg.empty() ? kinds : split(sims_arg);
-  const std::vector<std::string> workloads = split(workloads_arg);
+  const std::vector<std::string> sims = sims_arg.empty() ? kinds : split_list(sims_arg);
+  const std::vector<std::string> workloads = split_list(workloads_arg);
   for (const std::string& s : sims) {
     if (std::find(kinds.begin(), kinds.end(), s) == kinds.end()) {
-      throw_user_error("unknown or unbuilt simulator '{}' in --sims: this build has {}", s,
-                       fmt::join(kinds, ", "));
+      throw CLI::ValidationError(fmt::format("unknown or unbuilt simulator '{}' in --sims: this build has {}", s,
+                                             fmt::join(kinds, ", ")));
     }
   }
   for (const std::string& w : workloads) {
     if (w != "c6" && w != "mobilenet") {
-      throw_user_error("unknown workload '{}' in --workloads: expected c6 or mobilenet", w);
+      throw CLI::ValidationError(
+          fmt::format("unknown workload '{}' in --workloads: expected c6 or mobilenet", w));
     }
   }
-  if (sims.empty() || workloads.empty()) throw_user_error("--sims and --workloads must not be empty");
+  if (sims.empty() || workloads.empty()) {
+    throw CLI::ValidationError("--sims and --workloads must not be empty");
+  }
+  check_writable(json_path, "--json");
 
   const isa::HwConfig cfg;  // VTA's default configuration, DRAM latency 32
   std::vector<Measurement> results;
@@ -248,10 +281,11 @@ int run_main(int argc, char** argv) {
                  {"rate_unit", m.sim == "fsim" ? "insns/s" : "cycles/s"}});
   }
   if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    if (!f) throw IoError(fmt::format("cannot write {}", json_path));
+    std::ofstream f(json_path, std::ios::binary);
+    if (!f) throw_io_error("--json {}: cannot open for writing ({})", json_path, std::strerror(errno));
     f << nlohmann::json{{"config", cfg.label()}, {"results", j}, {"failures", failures}}.dump(2)
       << "\n";
+    if (!f) throw_io_error("--json {}: cannot write", json_path);
   }
   for (const std::string& f : failures) fmt::print("FAILED: {}\n", f);
   if (failures.empty()) fmt::print("all checks passed: outputs identical across models{}\n",
@@ -265,11 +299,22 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace tessel::bench
 
+// Exit codes as the `tessel` command line (tools/main.cc): 0 every check passed, 1 a check failed
+// or an error at run time (one "error: ..." line), 2 a usage error (bad option or value).
 int main(int argc, char** argv) {
   try {
     return tessel::bench::run_main(argc, argv);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "error: {} (see --help)\n", e.what());
     return 2;
+  } catch (const tessel::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: internal error: {}\n", e.what());
+    return 1;
   }
 }

@@ -110,6 +110,17 @@ std::string HwConfig::label() const {
   return fmt::format("{} ({})", name(), fmt::join(ext, ", "));
 }
 
+HwConfig HwConfig::with_run_settings(const HwConfig& run) const {
+  HwConfig c = *this;
+  c.dram_latency = run.dram_latency;
+  c.clock_mhz = run.clock_mhz;
+  c.cmd_queue_depth = run.cmd_queue_depth;
+  c.token_queue_depth = run.token_queue_depth;
+  return c;
+}
+
+bool HwConfig::same_hardware(const HwConfig& other) const { return with_run_settings(other) == other; }
+
 void HwConfig::validate() const {
   // Tessel's datapath is int8 x int8 -> int32 (../shared/reference/isa.md section 1).
   if (log_inp_width != 3) {

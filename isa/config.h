@@ -83,6 +83,20 @@ struct HwConfig {
   /// Serialises every key (upper-case names) to JSON text, stable key order.
   std::string to_json() const;
 
+  /// True when `other` describes the same hardware: every key equal except the run-time settings
+  /// DRAM_LATENCY, CLOCK_MHZ, CMD_QUEUE_DEPTH and TOKEN_QUEUE_DEPTH, which the host sets per run
+  /// (docs/microarchitecture.md section 1, hw/README.md "Build"). The VTA keys fix the instruction
+  /// fields, scratchpads and DRAM element sizes and LOG_BUS_WIDTH the DRAM port, so they must
+  /// match: a Program (or Executable) built for one configuration runs on a device of another
+  /// exactly when the two are same_hardware(). The run then takes the device's run-time values;
+  /// with other queue depths a stream that fits the built ones may deadlock, which the verifier
+  /// (isa/verifier.h, at the run's depths) and the simulators report.
+  bool same_hardware(const HwConfig& other) const;
+  /// This configuration with the run-time settings (DRAM_LATENCY, CLOCK_MHZ, CMD_QUEUE_DEPTH,
+  /// TOKEN_QUEUE_DEPTH) of `run` and every other key of *this: the configuration a Program built
+  /// for *this runs under on a device configured as `run`. Does not validate.
+  HwConfig with_run_settings(const HwConfig& run) const;
+
   bool operator==(const HwConfig&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <map>
 
 #include "isa/spec.h"
 #include "support/error.h"
@@ -47,6 +48,8 @@ class Checker {
       : p_(p), opt_(opt), spec_(spec), cfg_(p.config) {}
 
   std::vector<Diagnostic> run() {
+    module_.resize(p_.insns.size());
+    for (size_t i = 0; i < p_.insns.size(); ++i) module_[i] = p_.insns[i].module();
     if (p_.insns.empty()) {
       add(VerifyRule::kFinish, std::nullopt, "the stream is empty; it must end with FINISH");
       return std::move(diags_);
@@ -189,34 +192,34 @@ class Checker {
                         cols, depth - 1, buffer));
       }
     }
-    bool dram_ok = true;
     if (in.y_size > 0) {
       const uint64_t elem = dram_elem_bytes(cfg_, in.mem_type);
       const uint64_t last_elem = uint64_t{in.dram_base} + uint64_t{in.y_size - 1} * in.x_stride + in.x_size - 1;
       const uint64_t end_byte = (last_elem + 1) * elem;
-      if (end_byte > p_.image.size()) {
-        dram_ok = false;
-        if (opt_.check_dram_bounds) {
-          add(VerifyRule::kDramBounds, i,
-              fmt::format("DRAM elements {}..{} ({}-byte elements, bytes {}..{}) outside the {}-byte program image",
-                          in.dram_base, last_elem, elem, uint64_t{in.dram_base} * elem, end_byte - 1,
-                          p_.image.size()));
-        }
+      if (end_byte > p_.image.size() && opt_.check_dram_bounds) {
+        add(VerifyRule::kDramBounds, i,
+            fmt::format("DRAM elements {}..{} ({}-byte elements, bytes {}..{}) outside the {}-byte program image",
+                        in.dram_base, last_elem, elem, uint64_t{in.dram_base} * elem, end_byte - 1,
+                        p_.image.size()));
       }
     }
-    if (load && in.mem_type == MemType::kUop) {
-      // Pads on UOP loads are illegal (pad rule); the rows land densely from sram_base.
-      for (uint64_t y = 0; y < in.y_size; ++y) {
-        for (uint64_t x = 0; x < in.x_size; ++x) {
-          const uint64_t slot = in.sram_base + y * in.x_size + x;
-          if (slot >= state.size()) continue;  // reported by sram-bounds
-          const uint64_t byte = (uint64_t{in.dram_base} + y * in.x_stride + x) * 4;
-          if (dram_ok || byte + 4 <= p_.image.size()) {
-            state[slot] = Slot::kValid;
-            uop_sram[slot] = spec_.decode_uop(word_at(byte));
-          } else {
-            state[slot] = Slot::kUnknown;
-          }
+    if (load && in.mem_type == MemType::kUop) load_uops(in, state, uop_sram);
+  }
+
+  // Applies a LOAD UOP (x_size > 0) to the tracked uop buffer: slots whose DRAM word lies in the
+  // image become kValid with the decoded micro-op, the others kUnknown. Pads on UOP loads are
+  // illegal (pad rule); the rows land densely from sram_base.
+  void load_uops(const Instruction& in, std::vector<Slot>& state, std::vector<Uop>& uop_sram) const {
+    for (uint64_t y = 0; y < in.y_size; ++y) {
+      for (uint64_t x = 0; x < in.x_size; ++x) {
+        const uint64_t slot = in.sram_base + y * in.x_size + x;
+        if (slot >= state.size()) continue;  // reported by sram-bounds
+        const uint64_t byte = (uint64_t{in.dram_base} + y * in.x_stride + x) * 4;
+        if (byte + 4 <= p_.image.size()) {
+          state[slot] = Slot::kValid;
+          uop_sram[slot] = spec_.decode_uop(word_at(byte));
+        } else {
+          state[slot] = Slot::kUnknown;
         }
       }
     }
@@ -272,6 +275,278 @@ class Checker {
     if (reads_wgt) check("wgt", max_wgt, k_wgt, in.wgt_factor_out, in.wgt_factor_in, cfg_.wgt_depth());
   }
 
+
+  // ---- race: happens-before over the shared scratchpads (rules: isa/verifier.h) ----
+
+  // The scratchpads one module writes and another reads, in the order diagnostics rank them.
+  enum class Pad : uint8_t { kInp, kWgt, kOut };
+  static constexpr size_t kNoInsn = SIZE_MAX;
+
+  // The last write of a row and, per module, its last read (instruction indices, kNoInsn: none).
+  // Accesses of one module are ordered by program order, so the last one of each module stands
+  // for all earlier ones: if it happens before an access, they all do.
+  struct RowState {
+    size_t writer = kNoInsn;
+    std::array<size_t, 3> reader{kNoInsn, kNoInsn, kNoInsn};
+  };
+
+  // The first conflict (lowest scratchpad, then lowest row) of the instruction being retired.
+  struct Conflict {
+    Pad pad = Pad::kInp;
+    uint64_t row = 0;
+    bool write = false;        // the retiring instruction writes the row (else reads it)
+    size_t other = kNoInsn;    // the unordered access's instruction
+    bool other_write = false;  // it wrote the row (else read it)
+  };
+
+  // A GEMM/ALU loop nest as far as the rows it touches go, and those rows (see nest_rows).
+  struct NestKey {
+    uint32_t uop_bgn, uop_end, iter_out, iter_in, dst_out, dst_in, src_out, src_in, wgt_out, wgt_in;
+    bool reads;
+    auto operator<=>(const NestKey&) const = default;
+  };
+  struct NestRows {
+    std::vector<uint32_t> out, inp, wgt;
+  };
+  static constexpr size_t kMaxCachedRows = size_t{1} << 22;
+
+  using Clock = std::array<uint64_t, 3>;  // per module: accesses up to this sequence number happen before
+
+  struct RaceState {
+    std::array<std::vector<RowState>, 3> rows;  // by Pad
+    std::vector<uint64_t> seq;                  // per instruction: 1-based position in its module
+    std::array<Clock, 3> clock{};               // per module: the clock of its current instruction
+    std::array<std::deque<Clock>, 4> token;     // per token queue: clocks of the pushes not yet popped
+    std::vector<Slot> uop_state;                // uop buffer as the compute module sees it
+    std::vector<Uop> uop_sram;
+    std::map<NestKey, NestRows> nests;          // rows of the nests seen since the last LOAD UOP
+    size_t cached_rows = 0;
+    std::array<std::vector<uint64_t>, 3> stamp;  // by Pad: stamp_now where nest_rows saw the row
+    uint64_t stamp_now = 0;
+    size_t insn = 0;                            // instruction being retired
+    Module module = Module::kLoad;
+    std::optional<Conflict> conflict;
+  };
+
+  void race_init(RaceState& r, const std::vector<Module>& module) const {
+    r.rows[size_t(Pad::kInp)].resize(size_t(cfg_.inp_depth()));
+    r.rows[size_t(Pad::kWgt)].resize(size_t(cfg_.wgt_depth()));
+    r.rows[size_t(Pad::kOut)].resize(size_t(std::max(cfg_.out_depth(), cfg_.acc_depth())));
+    r.seq.resize(module.size());
+    std::array<uint64_t, 3> count{};
+    for (size_t i = 0; i < module.size(); ++i) r.seq[i] = ++count[size_t(module[i])];
+    r.uop_state.assign(size_t(cfg_.uop_depth()), Slot::kEmpty);
+    r.uop_sram.assign(size_t(cfg_.uop_depth()), Uop{});
+    for (size_t k = 0; k < 3; ++k) r.stamp[k].assign(r.rows[k].size(), 0);
+  }
+
+  // Instruction h of module m starts: program order, then the clock of every push it pops (the
+  // k-th pop of a queue takes the k-th push, FIFO).
+  static void race_start(RaceState& r, size_t h, Module m, const Ports& ports) {
+    Clock& c = r.clock[size_t(m)];
+    c[size_t(m)] = r.seq[h];
+    for (TokenQueue t : ports.pops) {
+      auto& q = r.token[size_t(t)];
+      if (q.empty()) continue;  // cannot happen: the abstract execution pops only present tokens
+      for (size_t k = 0; k < 3; ++k) c[k] = std::max(c[k], q.front()[k]);
+      q.pop_front();
+    }
+  }
+
+  // Instruction h of module m completes: its scratchpad accesses, then its pushes.
+  void race_retire(RaceState& r, size_t h, Module m, const Ports& ports) {
+    r.insn = h;
+    r.module = m;
+    r.conflict.reset();
+    race_accesses(r, p_.insns[h]);
+    if (r.conflict) add_race(r, *r.conflict);
+    for (TokenQueue t : ports.pushes) r.token[size_t(t)].push_back(r.clock[size_t(m)]);
+  }
+
+  // True when access `other` (of another module) happens before the retiring instruction.
+  bool ordered(const RaceState& r, size_t other) const {
+    return r.seq[other] <= r.clock[size_t(r.module)][size_t(module_[other])];
+  }
+
+  void note_conflict(RaceState& r, Pad pad, uint64_t row, bool write, size_t other, bool other_write) {
+    if (r.conflict && std::pair(r.conflict->pad, r.conflict->row) <= std::pair(pad, row)) return;
+    r.conflict = Conflict{pad, row, write, other, other_write};
+  }
+
+  void race_read(RaceState& r, Pad pad, uint64_t row) {
+    auto& rows = r.rows[size_t(pad)];
+    if (row >= rows.size()) return;  // reported by sram-bounds
+    RowState& s = rows[row];
+    size_t& mine = s.reader[size_t(r.module)];
+    if (mine == r.insn) return;  // this instruction already read (and checked) the row
+    mine = r.insn;
+    if (s.writer != kNoInsn && module_[s.writer] != r.module && !ordered(r, s.writer)) {
+      note_conflict(r, pad, row, false, s.writer, true);
+    }
+  }
+
+  void race_write(RaceState& r, Pad pad, uint64_t row) {
+    auto& rows = r.rows[size_t(pad)];
+    if (row >= rows.size()) return;  // reported by sram-bounds
+    RowState& s = rows[row];
+    if (s.writer == r.insn) return;  // this instruction already wrote (and checked) the row
+    if (s.writer != kNoInsn && module_[s.writer] != r.module && !ordered(r, s.writer)) {
+      note_conflict(r, pad, row, true, s.writer, true);
+    }
+    for (size_t m = 0; m < 3; ++m) {
+      const size_t rd = s.reader[m];
+      if (m != size_t(r.module) && rd != kNoInsn && !ordered(r, rd)) {
+        note_conflict(r, pad, row, true, rd, false);
+      }
+    }
+    s.writer = r.insn;
+  }
+
+  // The rows of the shared scratchpads that instruction `in` reads and writes, as the datapath
+  // does (sim/common/datapath.cc); UOP and ACC are compute-only and not tracked, but LOAD UOP
+  // updates the resident micro-ops the loop nests use.
+  void race_accesses(RaceState& r, const Instruction& in) {
+    if (!valid_opcode(in)) return;
+    if (is_mem(in)) {
+      if (!valid_mem_type(in) || in.x_size == 0) return;
+      if (in.opcode == Opcode::kStore) {
+        if (in.mem_type != MemType::kOut) return;  // mem-type rule
+        const uint64_t n = uint64_t{in.y_size} * in.x_size;
+        for (uint64_t k = 0; k < n; ++k) race_read(r, Pad::kOut, uint64_t{in.sram_base} + k);
+        return;
+      }
+      Pad pad = Pad::kOut;
+      switch (in.mem_type) {
+        case MemType::kUop:
+          load_uops(in, r.uop_state, r.uop_sram);
+          r.nests.clear();  // the cached rows assumed the previous micro-ops
+          r.cached_rows = 0;
+          return;
+        case MemType::kOut: return;  // mem-type rule
+        case MemType::kInp: pad = Pad::kInp; break;
+        case MemType::kWgt: pad = Pad::kWgt; break;
+        case MemType::kAcc:
+        case MemType::kAcc8: pad = Pad::kOut; break;  // LOAD ACC also writes the OUT rows
+      }
+      // Pads are written (zeros) like the loaded elements.
+      const uint64_t n = (uint64_t{in.y_pad_0} + in.y_size + in.y_pad_1) *
+                         (uint64_t{in.x_pad_0} + in.x_size + in.x_pad_1);
+      for (uint64_t k = 0; k < n; ++k) race_write(r, pad, uint64_t{in.sram_base} + k);
+      return;
+    }
+    if (in.opcode != Opcode::kGemm && in.opcode != Opcode::kAlu) return;
+    if (in.uop_end > r.uop_state.size() || in.uop_bgn >= in.uop_end) return;  // sram-bounds / uop rules
+    const NestRows& rows = nest_rows(r, in);
+    for (uint32_t row : rows.out) race_write(r, Pad::kOut, row);
+    for (uint32_t row : rows.inp) race_read(r, Pad::kInp, row);
+    for (uint32_t row : rows.wgt) race_read(r, Pad::kWgt, row);
+  }
+
+  // The distinct offsets io*f_out + ii*f_in below `limit` (io < iter_out, ii < iter_in), each
+  // once, in increasing order within each residue class modulo f_in. For each io the ii terms
+  // form an arithmetic progression of step f_in; progressions are merged as intervals of
+  // quotients per residue, so the cost is O(min(iter_out, limit) log + result), not
+  // iter_out * iter_in.
+  static std::vector<uint32_t> nest_offsets(uint64_t iter_out, uint64_t iter_in, uint64_t f_out, uint64_t f_in,
+                                            uint64_t limit) {
+    std::vector<uint32_t> offsets;
+    if (iter_out == 0 || iter_in == 0 || limit == 0) return offsets;
+    const uint64_t n_out = f_out == 0 ? 1 : std::min(iter_out, (limit - 1) / f_out + 1);  // io*f_out < limit
+    if (f_in == 0) {
+      for (uint64_t io = 0; io < n_out; ++io) offsets.push_back(uint32_t(io * f_out));
+      return offsets;
+    }
+    struct Run {
+      uint64_t residue, q_lo, q_end;  // offsets residue + q*f_in for q in [q_lo, q_end)
+      bool operator<(const Run& o) const { return std::pair(residue, q_lo) < std::pair(o.residue, o.q_lo); }
+    };
+    std::vector<Run> runs;
+    runs.reserve(size_t(n_out));
+    for (uint64_t io = 0; io < n_out; ++io) {
+      const uint64_t o = io * f_out;
+      const uint64_t count = std::min(iter_in, (limit - 1 - o) / f_in + 1);  // o + ii*f_in < limit
+      runs.push_back(Run{o % f_in, o / f_in, o / f_in + count});
+    }
+    std::sort(runs.begin(), runs.end());
+    for (size_t k = 0; k < runs.size();) {
+      const uint64_t residue = runs[k].residue;
+      uint64_t q = runs[k].q_lo, end = runs[k].q_end;
+      for (++k; k < runs.size() && runs[k].residue == residue && runs[k].q_lo <= end; ++k) {
+        end = std::max(end, runs[k].q_end);
+      }
+      for (; q < end; ++q) offsets.push_back(uint32_t(residue + q * f_in));
+    }
+    return offsets;
+  }
+
+  // The distinct in-bounds rows a GEMM/ALU loop nest touches (uop range checked by the caller):
+  // for each scratchpad, {uop base + offset} over the resident micro-ops' distinct bases and the
+  // nest's distinct offsets (nest_offsets). Streams repeat the same nest over the same resident
+  // micro-ops many times (once per tile), so the lists are cached per nest until the next LOAD
+  // UOP.
+  const NestRows& nest_rows(RaceState& r, const Instruction& in) {
+    const bool reads = in.opcode == Opcode::kGemm && !in.reset;  // GEMM reads INP and WGT; ALU only ACC
+    const NestKey key{in.uop_bgn, in.uop_end, in.iter_out, in.iter_in,
+                      in.dst_factor_out, in.dst_factor_in,
+                      reads ? in.src_factor_out : 0, reads ? in.src_factor_in : 0,
+                      reads ? in.wgt_factor_out : 0, reads ? in.wgt_factor_in : 0, reads};
+    if (auto it = r.nests.find(key); it != r.nests.end()) return it->second;
+    NestRows rows;
+    auto collect = [&](Pad pad, uint32_t Uop::*field, uint32_t f_out, uint32_t f_in, std::vector<uint32_t>& to) {
+      auto& stamp = r.stamp[size_t(pad)];
+      const uint64_t depth = stamp.size();
+      const std::vector<uint32_t> offsets = nest_offsets(in.iter_out, in.iter_in, f_out, f_in, depth);
+      ++r.stamp_now;
+      std::vector<uint64_t> bases;  // distinct in-range bases, first-seen order
+      for (uint32_t k = in.uop_bgn; k < in.uop_end; ++k) {
+        if (r.uop_state[k] != Slot::kValid) continue;  // uop rule
+        const uint64_t b = r.uop_sram[k].*field;
+        if (b >= depth || stamp[b] == r.stamp_now) continue;  // out of range: sram-bounds rule
+        stamp[b] = r.stamp_now;
+        bases.push_back(b);
+      }
+      ++r.stamp_now;
+      for (uint64_t b : bases) {
+        for (uint32_t o : offsets) {
+          const uint64_t row = b + o;
+          if (row >= depth || stamp[row] == r.stamp_now) continue;
+          stamp[row] = r.stamp_now;
+          to.push_back(uint32_t(row));
+        }
+        if (to.size() == depth) break;  // every row touched
+      }
+    };
+    collect(Pad::kOut, &Uop::dst, in.dst_factor_out, in.dst_factor_in, rows.out);
+    if (reads) {
+      collect(Pad::kInp, &Uop::src, in.src_factor_out, in.src_factor_in, rows.inp);
+      collect(Pad::kWgt, &Uop::wgt, in.wgt_factor_out, in.wgt_factor_in, rows.wgt);
+    }
+    // Bound the cache's memory: start over when it holds too many rows.
+    const size_t n = rows.out.size() + rows.inp.size() + rows.wgt.size();
+    if (r.cached_rows + n > kMaxCachedRows) {
+      r.nests.clear();
+      r.cached_rows = 0;
+    }
+    r.cached_rows += n;
+    return r.nests.emplace(key, std::move(rows)).first->second;
+  }
+
+  void add_race(const RaceState& r, const Conflict& c) {
+    static constexpr std::array<const char*, 3> kPadName{"inp", "wgt", "out"};
+    const size_t i = r.insn, j = c.other;
+    const Module a = module_[i], b = module_[j];
+    const Module lo = std::min(a, b), hi = std::max(a, b);
+    const std::string fix =
+        (lo == Module::kLoad && hi == Module::kStore)
+            ? std::string("order them through compute with dependency tokens")
+            : fmt::format("add a push/pop between {} and {}", to_string(lo), to_string(hi));
+    diags_.push_back(Diagnostic{
+        VerifyRule::kRace, i,
+        fmt::format("insn {} ({} {}) {} {} row {} {} by insn {} ({} {}) with no dependency token ordering them: {}",
+                    i, to_string(a), describe_insn(p_.insns[i]), c.write ? "writes" : "reads", kPadName[size_t(c.pad)],
+                    c.row, c.other_write ? "written" : "read", j, to_string(b), describe_insn(p_.insns[j]), fix)});
+  }
+
   // Token balance and the abstract in-order execution.
   void check_tokens() {
     const size_t n = p_.insns.size();
@@ -302,8 +577,9 @@ class Checker {
     std::array<bool, 3> popped{};
     std::array<uint64_t, 4> tokens{};
     size_t fetched = 0, retired = 0;
-    std::vector<Module> module(n);
-    for (size_t i = 0; i < n; ++i) module[i] = p_.insns[i].module();
+    const std::vector<Module>& module = module_;
+    RaceState race;
+    race_init(race, module);
 
     auto on_finish = [&](size_t i) {
       if (i != n - 1) return;  // an early FINISH is reported by check_static
@@ -337,12 +613,14 @@ class Checker {
           if (tokens[static_cast<size_t>(t)] == 0) return false;
         }
         for (auto t : ports[h].pops) --tokens[static_cast<size_t>(t)];
+        race_start(race, h, m, ports[h]);
         got = true;
         return true;
       }
       for (auto t : ports[h].pushes) {
         if (tokens[static_cast<size_t>(t)] >= tok_depth) return false;
       }
+      race_retire(race, h, m, ports[h]);
       for (auto t : ports[h].pushes) ++tokens[static_cast<size_t>(t)];
       got = false;
       q.pop_front();
@@ -404,6 +682,7 @@ class Checker {
   const VerifyOptions& opt_;
   const IsaSpec& spec_;
   const HwConfig& cfg_;
+  std::vector<Module> module_;  // per instruction: the module that executes it
   std::vector<Diagnostic> diags_;
 };
 
@@ -422,6 +701,7 @@ std::string_view to_string(VerifyRule r) {
     case VerifyRule::kSramBounds: return "sram-bounds";
     case VerifyRule::kDramBounds: return "dram-bounds";
     case VerifyRule::kUop: return "uop";
+    case VerifyRule::kRace: return "race";
   }
   return "invalid";
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "isa/asm.h"
 #include "sim/common/program_loader.h"
 #ifdef TESSEL_HAVE_RTL_SIM
 #include "sim/rtl/rtl_sim.h"
@@ -146,9 +147,12 @@ class SimDevice final : public Device {
   }
 
   LoadedProgram load(const isa::Program& program) override {
-    if (!(program.config == cfg_)) {
-      throw_user_error("program '{}' was built for config {}, but the {} device has config {}",
-                       program.name, program.config.name(), kind_, cfg_.name());
+    // Run-time settings (DRAM latency, clock, queue depths) are the device's; the hardware
+    // keys must match (isa::HwConfig::same_hardware).
+    if (!program.config.same_hardware(cfg_)) {
+      throw_user_error("program '{}' was built for config {}, but the {} device has config {} ({})",
+                       program.name, program.config.label(), kind_, cfg_.label(),
+                       isa::config_differences(program.config, cfg_.with_run_settings(program.config)));
     }
     if (program.insns.empty()) {
       throw_user_error("program '{}' has no instructions (it must end with FINISH)", program.name);

@@ -77,9 +77,12 @@ class Device {
 
   /// Allocates the Program's image (aligned to isa::kImageAlign) and stream (16 bytes per
   /// instruction), writes the image (constants and zeroed inputs/outputs) and the relocated,
-  /// encoded instructions (sim/common/program_loader.h). Free with unload(). Throws UserError
-  /// when the Program's config differs from the device's, it has no instructions or image, DRAM
-  /// is exhausted, or a relocated field overflows (nothing stays allocated then).
+  /// encoded instructions (sim/common/program_loader.h). Free with unload(). The Program's config
+  /// must describe the device's hardware (isa::HwConfig::same_hardware); its run-time settings
+  /// may differ, and runs use the device's (DRAM_LATENCY, CLOCK_MHZ, queue depths). Throws
+  /// UserError when a hardware key differs (the message names the keys, e.g. "LOG_BUS_WIDTH 6 vs
+  /// 7"), the Program has no instructions or image, DRAM is exhausted, or a relocated field
+  /// overflows (nothing stays allocated then).
   virtual LoadedProgram load(const isa::Program& program) = 0;
   /// Frees a loaded Program; UserError if it is not loaded on this device.
   virtual void unload(const LoadedProgram& loaded) = 0;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "isa/asm.h"
 #include "runtime/cpu/cycle_counter.h"
 #include "runtime/cpu/kernels.h"
 #include "support/error.h"
@@ -62,9 +63,12 @@ struct GraphExecutor::Impl {
 
 void GraphExecutor::Impl::prepare() {
   const isa::HwConfig& cfg = dev.config();
-  if (!(exe.config == cfg)) {
-    throw_user_error("executable '{}' was compiled for config {}, but the {} device has config {}",
-                     exe.model_name, exe.config.name(), dev.kind(), cfg.name());
+  // The device's run-time settings (DRAM latency, clock, queue depths) apply; the hardware keys
+  // must match (isa::HwConfig::same_hardware).
+  if (!exe.config.same_hardware(cfg)) {
+    throw_user_error("executable '{}' was compiled for config {}, but the {} device has config {} ({})",
+                     exe.model_name, exe.config.label(), dev.kind(), cfg.label(),
+                     isa::config_differences(exe.config, cfg.with_run_settings(exe.config)));
   }
   const int nt = static_cast<int>(exe.tensors.size());
   auto check_idx = [&](int idx, const std::string& what) {

@@ -50,8 +50,10 @@ struct ExecOptions {
 /// must outlive it. Not thread-safe.
 class GraphExecutor {
  public:
-  /// Validates the executable and prepares it. Throws UserError if the executable's config
-  /// differs from the device's, a step names an unknown CPU op, a tensor index or Program index
+  /// Validates the executable and prepares it. The executable's config must describe the
+  /// device's hardware (isa::HwConfig::same_hardware); its run-time settings (DRAM_LATENCY,
+  /// CLOCK_MHZ, queue depths) may differ and the device's apply. Throws UserError if a hardware
+  /// key differs (naming it), a step names an unknown CPU op, a tensor index or Program index
   /// is out of range, a step reads a tensor that no earlier step, graph input or constant
   /// provides, an accelerator step's segment list does not match its inputs/outputs, a segment
   /// is missing or smaller than its tensor, or an accelerator qconv2d's tensors are not in the

@@ -25,9 +25,19 @@ namespace tessel::tools {
 namespace {
 
 constexpr char kProgramMagic[] = "TSLPROG1";
+constexpr char kExecutableMagic[] = "TSLEXEC1";  // runtime::Executable::serialize
 
 bool is_program_binary(const std::vector<uint8_t>& bytes) {
   return bytes.size() >= 8 && std::memcmp(bytes.data(), kProgramMagic, 8) == 0;
+}
+
+// A compiled Executable (`tessel compile`) given where a Program is expected: say what it is.
+void reject_executable(const std::vector<uint8_t>& bytes, const std::string& path) {
+  if (bytes.size() >= 8 && std::memcmp(bytes.data(), kExecutableMagic, 8) == 0) {
+    throw_user_error("{} is a compiled Executable (TSLEXEC1), not a Program: run it with `tessel run {} "
+                     "--input FILE`",
+                     path, path);
+  }
 }
 
 std::string stem_of(const std::string& path) {
@@ -38,6 +48,7 @@ std::string stem_of(const std::string& path) {
 
 isa::Program load_program_binary(const std::string& path) {
   const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  reject_executable(bytes, path);
   if (!is_program_binary(bytes)) {
     throw_user_error("{} is not a Program binary (no TSLPROG1 header; {} bytes)", path, bytes.size());
   }
@@ -48,19 +59,29 @@ isa::Program load_program_binary(const std::string& path) {
   }
 }
 
-// Assembles a text file. The configuration is --config's when given (a `.config` directive in
-// the text must then equal it), else the text's `.config`, else the defaults.
+// Assembles a text file. The configuration is --config's when given, else the text's `.config`,
+// else the defaults. With both, the `.config` must describe the same hardware
+// (HwConfig::same_hardware) and the run-time settings are --config's.
 isa::Program assemble_file(const std::string& path, const std::string& config_path) {
   const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  reject_executable(bytes, path);
   if (std::memchr(bytes.data(), 0, bytes.size()) != nullptr) {
     throw_user_error("{} is neither a Program binary nor assembler text (it holds NUL bytes)", path);
   }
   const std::string text(bytes.begin(), bytes.end());
   try {
     const isa::AsmListing listing = isa::parse_asm(text);
-    const isa::HwConfig cfg =
-        !config_path.empty() || !listing.config ? load_config(config_path) : *listing.config;
-    return isa::assemble(text, cfg, stem_of(path));
+    if (!listing.config) return isa::assemble(text, load_config(config_path), stem_of(path));
+    if (config_path.empty()) return isa::assemble(text, *listing.config, stem_of(path));
+    const isa::HwConfig given = load_config(config_path);
+    if (!listing.config->same_hardware(given)) {
+      throw_user_error("line {}: .config {} describes other hardware than --config {} ({})", listing.config_line,
+                       listing.config->label(), config_path,
+                       isa::config_differences(*listing.config, given.with_run_settings(*listing.config)));
+    }
+    isa::Program p = isa::assemble(text, *listing.config, stem_of(path));
+    p.config = p.config.with_run_settings(given);
+    return p;
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", path, e.what()));
   }
@@ -83,11 +104,12 @@ uint64_t parse_alloc_bytes(const std::string& binding, const std::string& text) 
   return v;
 }
 
-// Splits "name=file".
-std::pair<std::string, std::string> split_binding(const std::string& s, const char* option) {
+// Splits "name=value" of `option`; `form` is how the option is written ("name=FILE",
+// "name=BYTES") for the error message.
+std::pair<std::string, std::string> split_binding(const std::string& s, const char* option, const char* form) {
   const size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
-    throw_user_error("{} '{}' must have the form name=file", option, s);
+    throw_user_error("{} '{}' must have the form {}", option, s, form);
   }
   return {s.substr(0, eq), s.substr(eq + 1)};
 }
@@ -102,14 +124,58 @@ uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
   return h;
 }
 
-// A Program ready to load: the binary or assembled text of o.program_path with its --segment
-// inputs and --alloc outputs, verified (isa::verify).
+// Turns the verifier's diagnostics (none: returns) into the command's UserError: the first
+// problem and how many more there are; with all_errors every problem is first listed on `out`,
+// numbered and with its rule. When a problem is a DRAM range error and the Program brought no
+// data segments of its own (only_own_uops: from `tessel asm`, only its micro-ops), a hint names
+// the segments it has and the options that add the missing ones; other problems get no hint.
+void report_verifier_problems(const isa::Program& p, const std::vector<isa::Diagnostic>& diags, bool only_own_uops,
+                              bool all_errors, std::ostream& out) {
+  if (diags.empty()) return;
+  bool dram_bounds = false;
+  for (const isa::Diagnostic& d : diags) dram_bounds = dram_bounds || d.rule == isa::VerifyRule::kDramBounds;
+  std::string msg = diags[0].message;
+  if (all_errors) {
+    out << fmt::format("verifier: {} problem{} in program '{}'\n", diags.size(), diags.size() == 1 ? "" : "s",
+                       p.name);
+    for (size_t i = 0; i < diags.size(); ++i) {
+      out << fmt::format("  {:>3}. [{}] {}\n", i + 1, isa::to_string(diags[i].rule), diags[i].message);
+    }
+    out.flush();
+    if (diags.size() > 1) {
+      msg += fmt::format(" (and {} more problem{}, listed above)", diags.size() - 1, diags.size() == 2 ? "" : "s");
+    }
+  } else if (diags.size() > 1) {
+    msg += fmt::format(" (and {} more problem{}; --all-errors lists every one)", diags.size() - 1,
+                       diags.size() == 2 ? "" : "s");
+  }
+  if (dram_bounds && only_own_uops) {
+    if (p.segments.size() == 1) {
+      msg += fmt::format(" (the program has only its '{}' segment: add its data with --segment NAME=FILE and "
+                         "--alloc NAME=BYTES)",
+                         p.segments[0].name);
+    } else {
+      std::string names;
+      for (size_t i = 1; i < p.segments.size(); ++i) {
+        names += fmt::format("{}'{}'", i == 1 ? "" : ", ", p.segments[i].name);
+      }
+      msg += fmt::format(" (the program brought only its '{}' segment and the command line added {}, {} image "
+                         "bytes in all: add the rest of its data with --segment NAME=FILE and --alloc NAME=BYTES)",
+                         p.segments[0].name, names, p.image.size());
+    }
+  }
+  throw UserError(msg);
+}
+
+// A Program ready to load: the binary or assembled text of o.program_path (with --config's
+// run-time settings) with its --segment inputs and --alloc outputs, verified (isa::check_program,
+// report_verifier_problems).
 struct PreparedProgram {
   isa::Program p;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> inputs;  ///< segment -> bytes
 };
 
-PreparedProgram prepare_program(const SimCmdOptions& o) {
+PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
   const std::vector<uint8_t> head = support::read_file_bytes(o.program_path);
   PreparedProgram prep;
   isa::Program& p = prep.p;
@@ -117,15 +183,20 @@ PreparedProgram prepare_program(const SimCmdOptions& o) {
   if (binary) {
     p = load_program_binary(o.program_path);
     if (!o.config_path.empty()) {
+      // The hardware keys are the Program's identity; the run-time settings are the run's.
       const isa::HwConfig cfg = load_config(o.config_path);
-      if (!(cfg == p.config)) {
-        throw_user_error("{} was built for config {} but --config {} gives {} ({})", o.program_path,
-                         p.config.name(), o.config_path, cfg.name(), isa::config_differences(p.config, cfg));
+      if (!p.config.same_hardware(cfg)) {
+        throw_user_error("{} was built for config {} but --config {} describes other hardware ({})",
+                         o.program_path, p.config.label(), o.config_path,
+                         isa::config_differences(p.config, cfg.with_run_settings(p.config)));
       }
+      p.config = p.config.with_run_settings(cfg);
     }
   } else {
     p = assemble_file(o.program_path, o.config_path);
   }
+  // Segments the Program brought itself: a Program from `tessel asm` has only its micro-ops.
+  const bool only_own_uops = p.segments.size() == 1;
 
   // Input data. --segment NAME=FILE writes FILE into the input segment NAME when the Program has
   // one, else appends a new input segment holding FILE; then each --alloc appends a zero-filled
@@ -138,7 +209,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o) {
     return false;
   };
   for (const std::string& binding : o.segments) {
-    const auto [name, file] = split_binding(binding, "--segment");
+    const auto [name, file] = split_binding(binding, "--segment", "name=FILE");
     for (const auto& [done, data] : inputs) {
       if (done == name) throw_user_error("--segment {}: segment '{}' is given twice", binding, name);
     }
@@ -162,7 +233,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o) {
     inputs.emplace_back(name, std::move(data));
   }
   for (const std::string& binding : o.allocs) {
-    const auto [name, size_text] = split_binding(binding, "--alloc");
+    const auto [name, size_text] = split_binding(binding, "--alloc", "name=BYTES");
     const uint64_t size = parse_alloc_bytes(binding, size_text);
     if (has_segment(name)) throw_user_error("--alloc {}: segment '{}' already exists", binding, name);
     p.add_segment(name, isa::SegmentKind::kOutput, size);
@@ -179,22 +250,10 @@ PreparedProgram prepare_program(const SimCmdOptions& o) {
     p.image.assign(isa::kImageAlign, 0);
   }
   for (const std::string& binding : o.dump_segments) {
-    const std::string name = split_binding(binding, "--dump-segment").first;
+    const std::string name = split_binding(binding, "--dump-segment", "name=FILE").first;
     if (!has_segment(name)) throw_user_error("--dump-segment {}: program '{}' has no segment '{}'", binding, p.name, name);
   }
-  try {
-    isa::verify(p);
-  } catch (const UserError& e) {
-    // A Program from `tessel asm` holds only its micro-ops: its data segments come from the
-    // command line.
-    if (o.segments.empty() && o.allocs.empty() && p.segments.size() == 1) {
-      throw UserError(fmt::format("{} (the program has only its '{}' segment: add its data with --segment "
-                                  "NAME=FILE and --alloc NAME=BYTES)",
-                                  e.what(), p.segments[0].name));
-    }
-    throw;
-  }
-
+  report_verifier_problems(p, isa::check_program(p), only_own_uops, o.all_errors, out);
   return prep;
 }
 
@@ -234,6 +293,29 @@ void check_sim_output_options(const SimCmdOptions& o) {
   }
   if (!o.trace.empty()) check_output_path(o.trace, "--trace");
   if (!o.wave_cycles.empty()) parse_wave_cycles(o.wave_cycles);
+}
+
+// The per-module statistics of a timed run. The cycle model derives all of them; the RTL derives
+// only the instructions per module and fetch's dispatches (its busy cycles), so its other columns
+// print "-" (docs/rtl-sim.md, "Statistics and timeline").
+std::string module_stats_table(const std::string& sim, const sim::RunStats& st) {
+  const bool rtl = sim == "rtl";
+  const auto cell = [&](bool derived, uint64_t v) { return derived ? std::to_string(v) : std::string("-"); };
+  std::string s = fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "module", "insns", "busy", "stall_token",
+                              "stall_queue", "stall_dram");
+  const std::pair<const char*, const sim::ModuleStats*> mods[] = {
+      {"fetch", &st.fetch}, {"load", &st.load}, {"compute", &st.compute}, {"store", &st.store}};
+  for (const auto& [name, m] : mods) {
+    const bool fetch = std::string_view(name) == "fetch";
+    s += fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, cell(!rtl || fetch, m->busy_cycles),
+                     cell(!rtl, m->stall_token_cycles), cell(!rtl, m->stall_queue_cycles),
+                     cell(!rtl, m->stall_dram_cycles));
+  }
+  if (rtl) {
+    s += "(rtl derives the instructions per module and fetch's dispatches only; busy and stall cycles ('-') "
+         "are the cycle model's: use --sim cycle)\n";
+  }
+  return s;
 }
 
 // A device of kind `kind` whose simulator honours --wave/--wave-cycles/--trace, and (for the
@@ -294,15 +376,13 @@ int disasm_command(const std::string& in_path, std::ostream& out) {
   return 0;
 }
 
-int sim_command(const SimCmdOptions& o, std::ostream& out) {
-  if (o.sim != "fsim" && o.sim != "cycle" && o.sim != "rtl") {
-    throw_user_error("unknown simulator '{}' (use fsim, cycle or rtl)", o.sim);
-  }
+int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn) {
+  check_sim_available(o.sim, runtime::Device::kinds());
   for (const std::string& binding : o.dump_segments) {
-    check_output_path(split_binding(binding, "--dump-segment").second, "--dump-segment");
+    check_output_path(split_binding(binding, "--dump-segment", "name=FILE").second, "--dump-segment");
   }
   check_sim_output_options(o);
-  PreparedProgram prep = prepare_program(o);
+  PreparedProgram prep = prepare_program(o, out);
   const isa::Program& p = prep.p;
   const auto& inputs = prep.inputs;
   runtime::Device::check_kind(o.sim, p.config);
@@ -340,16 +420,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
   out << fmt::format("  out_store_nbytes  {}\n", c.out_store_nbytes);
   out << fmt::format("  gemm_counter      {}\n", c.gemm_counter);
   out << fmt::format("  alu_counter       {}\n", c.alu_counter);
-  if (st.cycles) {
-    out << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "module", "insns", "busy", "stall_token",
-                       "stall_queue", "stall_dram");
-    const std::pair<const char*, const sim::ModuleStats*> mods[] = {
-        {"fetch", &st.fetch}, {"load", &st.load}, {"compute", &st.compute}, {"store", &st.store}};
-    for (const auto& [name, m] : mods) {
-      out << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, m->busy_cycles,
-                         m->stall_token_cycles, m->stall_queue_cycles, m->stall_dram_cycles);
-    }
-  }
+  if (st.cycles) out << module_stats_table(o.sim, st);
   for (const isa::Segment& seg : p.segments) {
     if (seg.kind != isa::SegmentKind::kOutput) continue;
     std::vector<uint8_t> bytes(seg.size_bytes);
@@ -357,7 +428,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
     out << fmt::format("segment {} (output, {} bytes): fnv1a64 {:016x}\n", seg.name, bytes.size(), fnv1a64(bytes));
   }
   for (const std::string& binding : o.dump_segments) {
-    const auto [name, file] = split_binding(binding, "--dump-segment");
+    const auto [name, file] = split_binding(binding, "--dump-segment", "name=FILE");
     const isa::Segment& seg = p.segment(name);
     std::vector<uint8_t> bytes(seg.size_bytes);
     device->copy_from_device(bytes.data(), lp.segment_addr(p, name), bytes.size());
@@ -365,6 +436,16 @@ int sim_command(const SimCmdOptions& o, std::ostream& out) {
     out << fmt::format("wrote segment {} ({} bytes) to {}\n", name, bytes.size(), file);
   }
   device->unload(lp);
+  if (!o.wave.empty() && !o.wave_cycles.empty()) {
+    const uint64_t first = parse_wave_cycles(o.wave_cycles).first;
+    // Cycles 0 .. st.cycles are clocked (st.cycles: the cycle `done` is first high).
+    if (first > st.cycles) {
+      out.flush();
+      warn << fmt::format("warning: --wave-cycles {} starts after the run's last cycle {}: nothing was dumped "
+                          "({} holds no cycles; the run has cycles 0..{})\n",
+                          o.wave_cycles, st.cycles, o.wave, st.cycles);
+    }
+  }
   return 0;
 }
 
@@ -373,13 +454,15 @@ int simcmp_command(const SimcmpOptions& o, std::ostream& out) {
     if (kind != "cycle" && kind != "rtl") {
       throw_user_error("simcmp compares the timed simulators: '{}' is not cycle or rtl", kind);
     }
+    check_sim_available(kind, runtime::Device::kinds());
   }
   SimCmdOptions so;
   so.program_path = o.program_path;
   so.config_path = o.config_path;
   so.segments = o.segments;
   so.allocs = o.allocs;
-  const PreparedProgram prep = prepare_program(so);
+  so.all_errors = o.all_errors;
+  const PreparedProgram prep = prepare_program(so, out);
   const isa::Program& p = prep.p;
   runtime::Device::check_kind(o.a, p.config);
   runtime::Device::check_kind(o.b, p.config);

@@ -12,6 +12,7 @@
 
 #include "compiler/driver/compile.h"
 #include "isa/asm.h"
+#include "isa/verifier.h"
 #include "runtime/device.h"
 #include "runtime/graph_executor.h"
 #include "support/error.h"
@@ -28,16 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-void check_sim_kind(const std::string& sim) {
-  if (sim != "fsim" && sim != "cycle" && sim != "rtl") {
-    throw_user_error("unknown simulator '{}' (use fsim, cycle or rtl)", sim);
-  }
-  const std::vector<std::string> kinds = runtime::Device::kinds();
-  if (std::find(kinds.begin(), kinds.end(), sim) == kinds.end()) {
-    throw_user_error("simulator '{}' is not in this build (available: {})", sim, fmt::join(kinds, ", "));
-  }
 }
 
 void check_dump_ir(const std::string& pass) {
@@ -76,6 +67,22 @@ std::vector<std::vector<runtime::HostTensor>> calibration_sets(
 
 }  // namespace
 
+void check_sim_available(const std::string& kind, const std::vector<std::string>& built) {
+  if (std::find(built.begin(), built.end(), kind) != built.end()) return;
+  if (kind == "rtl") {
+    throw_user_error("simulator 'rtl' is not available in this build (it has {}): the RTL simulator needs "
+                     "Verilator; install it (scripts/install-deps.sh) and configure with -DTESSEL_WITH_RTL=ON",
+                     fmt::join(built, ", "));
+  }
+  if (kind == "cycle") {
+    throw_user_error("simulator 'cycle' is not available in this build (it has {}): the cycle model "
+                     "(sim/cycle, tessel_sim_cycle) needs SystemC; install it (scripts/install-deps.sh) and "
+                     "reconfigure",
+                     fmt::join(built, ", "));
+  }
+  throw_user_error("unknown simulator '{}' (this build has {})", kind, fmt::join(built, ", "));
+}
+
 isa::HwConfig load_config(const std::string& path) {
   isa::HwConfig cfg = path.empty() ? isa::HwConfig{} : isa::HwConfig::from_file(path);
   cfg.validate();
@@ -103,6 +110,26 @@ bool is_executable_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char head[8] = {};
   return f.read(head, 8) && std::memcmp(head, kExecutableMagic, 8) == 0;
+}
+
+// The compiler checked every Program for deadlocks at the queue depths it compiled for; a run
+// at other depths checks them again (isa/verifier.h) so that a stream that no longer fits is
+// an error naming the Program before anything runs.
+void check_programs_at_run_depths(const runtime::Executable& exe, const isa::HwConfig& run, const std::string& path) {
+  if (exe.config.cmd_queue_depth == run.cmd_queue_depth && exe.config.token_queue_depth == run.token_queue_depth) {
+    return;
+  }
+  for (size_t i = 0; i < exe.programs.size(); ++i) {
+    isa::Program p = exe.programs[i];
+    p.config = p.config.with_run_settings(run);
+    const std::vector<isa::Diagnostic> diags = isa::check_program(p);
+    if (diags.empty()) continue;
+    throw_user_error("{}: program {} ('{}') cannot run with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={} (it was "
+                     "compiled for {} and {}): {}{}",
+                     path, i, p.name, run.cmd_queue_depth, run.token_queue_depth, exe.config.cmd_queue_depth,
+                     exe.config.token_queue_depth, diags[0].message,
+                     diags.size() > 1 ? fmt::format(" (and {} more problems)", diags.size() - 1) : std::string());
+  }
 }
 
 // A model with no symbolic batch dimension ignores --batch: that is an error for --batch > 1.
@@ -148,7 +175,7 @@ std::vector<compiler::LayerInfo> layers_of_executable(const runtime::Executable&
 }  // namespace
 
 int run_command(const RunOptions& o, std::ostream& out) {
-  check_sim_kind(o.sim);
+  check_sim_available(o.sim, runtime::Device::kinds());
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
   check_output_path(o.output_path, "--output");
@@ -193,12 +220,18 @@ int run_command(const RunOptions& o, std::ostream& out) {
     }
     cfg = cr.exe.config;
     if (!o.config_path.empty()) {
+      // The hardware keys are the executable's identity; the run-time settings (DRAM_LATENCY,
+      // CLOCK_MHZ, queue depths) are --config's.
       const isa::HwConfig given = load_config(o.config_path);
-      if (!(given == cfg)) {
-        throw_user_error("{} was compiled for config {} but --config {} gives {} ({})", o.model, cfg.label(),
-                         o.config_path, given.label(), isa::config_differences(cfg, given));
+      if (!cfg.same_hardware(given)) {
+        throw_user_error("{} was compiled for config {} but --config {} describes other hardware ({})", o.model,
+                         cfg.label(), o.config_path,
+                         isa::config_differences(cfg, given.with_run_settings(cfg)));
       }
+      cfg = cfg.with_run_settings(given);
+      check_programs_at_run_depths(cr.exe, cfg, o.model);
     }
+    runtime::Device::check_kind(o.sim, cfg);
     for (int idx : cr.exe.inputs) {
       const runtime::TensorDesc& t = cr.exe.tensors.at(static_cast<size_t>(idx));
       names.push_back(t.name);

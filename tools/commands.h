@@ -25,8 +25,11 @@ struct RunOptions {
   std::optional<std::vector<int64_t>> shape;  ///< --shape for raw inputs
   bool nhwc = false;                   ///< input files are NHWC; transpose to NCHW
   int64_t batch = 1;                   ///< value of symbolic batch dimensions
-  std::string sim = "fsim";            ///< "fsim" or "cycle"
-  std::string config_path;             ///< HwConfig JSON ("" = defaults)
+  std::string sim = "fsim";            ///< "fsim", "cycle" or "rtl" (check_sim_available)
+  /// HwConfig JSON ("" = defaults). For an Executable: it must describe the same hardware
+  /// (isa::HwConfig::same_hardware) and its run-time settings (DRAM_LATENCY, CLOCK_MHZ, queue
+  /// depths) are the run's.
+  std::string config_path;
   std::string output_path;             ///< .npy of the output(s) ("" = none)
   std::string report_json;             ///< report JSON path ("" = none)
   std::string labels_path;             ///< label file ("" = built-in defaults)
@@ -40,6 +43,8 @@ struct RunOptions {
 /// top-5, the error against the float reference and the per-layer report (tools/report.h); writes
 /// --output and --report-json. Output paths, --labels (line count == class count) and --batch
 /// (the model must have a symbolic batch dimension when it is not 1) are checked before compiling.
+/// An Executable run with a --config of the same hardware but other queue depths has every
+/// Program verified at the run's depths first (UserError naming the Program otherwise).
 int run_command(const RunOptions& o, std::ostream& out);
 
 /// Options of `tessel compile`.
@@ -70,7 +75,10 @@ int disasm_command(const std::string& in_path, std::ostream& out);
 struct SimCmdOptions {
   std::string program_path;            ///< Program::serialize binary or assembler text
   std::string sim = "fsim";
-  std::string config_path;             ///< for text programs (binary ones carry their config)
+  /// HwConfig JSON. Text programs are assembled for it; a binary Program (or a text one with a
+  /// `.config` directive) must describe the same hardware (isa::HwConfig::same_hardware), and
+  /// the run uses its run-time settings (DRAM_LATENCY, CLOCK_MHZ, queue depths).
+  std::string config_path;
   /// "name=file": raw bytes written into the Program's input segment `name`; when the Program has
   /// no segment of that name (binary or text alike), a new input segment holding the file is
   /// appended to the image (in command-line order).
@@ -85,20 +93,31 @@ struct SimCmdOptions {
   std::string wave_cycles;
   /// cycle only: a Chrome/Perfetto JSON trace of the run written here (CycleSimOptions::perfetto_path).
   std::string trace;
+  /// When the verifier finds problems: list every one on `out` (numbered, with its rule) before
+  /// the error, instead of the first and a count.
+  bool all_errors = false;
 };
-/// Verifies and runs one Program on a simulator; prints counters, cycles and per-module stats.
-/// UserError for --wave/--wave-cycles without --sim rtl, --trace without --sim cycle, a bad
-/// --wave-cycles range or unwritable output paths (all checked before the run).
-int sim_command(const SimCmdOptions& o, std::ostream& out);
+/// Verifies and runs one Program on a simulator; prints counters, cycles and per-module stats
+/// (on rtl only the instructions per module and fetch's busy cycles are derived: the other
+/// columns print "-"). UserError for a simulator this build lacks (check_sim_available),
+/// --wave/--wave-cycles without --sim rtl, --trace without --sim cycle, a bad --wave-cycles
+/// range or unwritable output paths (all checked before the run), and for a Program the
+/// verifier rejects: the first problem and how many more (all listed on `out` with
+/// all_errors); a DRAM range error of a Program that brought only its micro-ops (`tessel asm`)
+/// adds a hint to give its data segments with --segment / --alloc. Writes a "warning: ..." line
+/// to `warn` when the --wave-cycles window starts after the run's last cycle (nothing dumped;
+/// exit code still 0).
+int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn);
 
 /// Options of `tessel simcmp`.
 struct SimcmpOptions {
   std::string program_path;            ///< Program binary or assembler text (as `tessel sim`)
   std::string a = "cycle";             ///< first simulator: cycle or rtl
-  std::string b = "rtl";               ///< second simulator: cycle or rtl
+  std::string b = "rtl";               ///< second simulator: cycle or rtl (the CLI's default is cycle in builds without rtl)
   std::string config_path;             ///< for text programs
   std::vector<std::string> segments;   ///< as SimCmdOptions::segments
   std::vector<std::string> allocs;     ///< as SimCmdOptions::allocs
+  bool all_errors = false;             ///< as SimCmdOptions::all_errors
 };
 /// Runs one Program on two timed simulators with per-instruction timelines and compares them:
 /// every instruction's dispatch, start and done cycle (sim::compare_timelines), the run's
@@ -119,6 +138,11 @@ inline constexpr uint64_t kMaxDeviceDramBytes = runtime::kDefaultDeviceDramBytes
 /// directory, and its parent directory exists. Throws UserError "--output /x/y.npy: directory /x
 /// does not exist" / "...: is a directory".
 void check_output_path(const std::string& path, const std::string& option);
+
+/// Throws UserError unless `kind` is one of `built` (runtime::Device::kinds()): an unknown name
+/// lists the built kinds; "rtl" or "cycle" missing from this build also says how to get it
+/// (rtl: install Verilator with scripts/install-deps.sh and configure with -DTESSEL_WITH_RTL=ON).
+void check_sim_available(const std::string& kind, const std::vector<std::string>& built);
 
 /// Loads the HwConfig of --config (defaults when `path` is empty). Throws IoError / UserError.
 isa::HwConfig load_config(const std::string& path);

@@ -3,9 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "support/error.h"
 #include "support/npy.h"
@@ -31,6 +34,46 @@ std::string one_line(std::string s) {
   return out;
 }
 
+// What each simulator is, for --help.
+std::string describe_kind(const std::string& kind) {
+  if (kind == "fsim") return "fsim (functional)";
+  if (kind == "cycle") return "cycle (cycle-level SystemC)";
+  if (kind == "rtl") return "rtl (Verilated RTL)";
+  return kind;
+}
+
+// "a", "a or b", "a, b or c".
+std::string or_list(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) {
+    s += i == 0 ? "" : (i + 1 == items.size() ? " or " : ", ");
+    s += items[i];
+  }
+  return s;
+}
+
+// The --sim/--a/--b validator: `allowed` (the kinds of runtime::Device::kinds() the option takes)
+// is what --help shows. A name that is no simulator at all is a usage error listing them; a known
+// simulator this build lacks (rtl without Verilator) passes, and the command explains how to build
+// it (tools::check_sim_available).
+// `timed`: the option takes only cycle and rtl (simcmp).
+CLI::Validator sim_kind_validator(const std::vector<std::string>& allowed, const std::vector<std::string>& known,
+                                  bool timed) {
+  std::string desc = "{";
+  for (size_t i = 0; i < allowed.size(); ++i) desc += (i ? "," : "") + allowed[i];
+  desc += "}";
+  return CLI::Validator(
+      [allowed, known, timed](std::string& value) -> std::string {
+        if (std::find(known.begin(), known.end(), value) != known.end()) return {};
+        if (timed && value == "fsim") {
+          return fmt::format("simcmp compares timed simulators: 'fsim' has no cycles (this build has {})",
+                             or_list(allowed));
+        }
+        return fmt::format("unknown simulator '{}' (this build has {})", value, or_list(allowed));
+      },
+      desc, "SIM");
+}
+
 int fail(const std::string& msg, int code) {
   std::string m = one_line(msg);
   if (!m.empty()) m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
@@ -47,6 +90,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "tessel 0.1.0");
 
+  // Simulators: --help offers the kinds this build has (runtime::Device::kinds()).
+  const std::vector<std::string> built = tessel::runtime::Device::kinds();
+  std::vector<std::string> built_timed;
+  for (const std::string& k : built) {
+    if (k != "fsim") built_timed.push_back(k);
+  }
+  std::vector<std::string> built_described;
+  for (const std::string& k : built) built_described.push_back(describe_kind(k));
+  const std::string sim_help = "simulator: " + or_list(built_described);
+  const CLI::Validator any_sim = sim_kind_validator(built, {"fsim", "cycle", "rtl"}, false);
+  const CLI::Validator timed_sim = sim_kind_validator(built_timed, {"cycle", "rtl"}, true);
+
   // ---- run ----
   RunOptions ro;
   std::string shape_text;
@@ -57,8 +112,7 @@ int main(int argc, char** argv) {
   run->add_option("--shape", shape_text, "shape of a raw .bin input, e.g. 1,3,224,224");
   run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
   run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->capture_default_str();
-  run->add_option("--sim", ro.sim, "simulator: fsim (functional), cycle (cycle-level SystemC) or rtl (Verilated RTL)")
-      ->check(CLI::IsMember({"fsim", "cycle", "rtl"}))->capture_default_str();
+  run->add_option("--sim", ro.sim, sim_help)->check(any_sim)->capture_default_str();
   run->add_option("--config", ro.config_path, "hardware configuration JSON (VTA keys)");
   run->add_option("--output,-o", ro.output_path, "write the output tensor(s) as .npy");
   run->add_option("--report-json", ro.report_json, "write the report as JSON");
@@ -95,8 +149,7 @@ int main(int argc, char** argv) {
   SimCmdOptions so;
   CLI::App* simc = app.add_subcommand("sim", "verify and run one Program on a simulator");
   simc->add_option("program", so.program_path, "Program binary or assembler text")->required();
-  simc->add_option("--sim", so.sim, "simulator: fsim, cycle or rtl")
-      ->check(CLI::IsMember({"fsim", "cycle", "rtl"}))->capture_default_str();
+  simc->add_option("--sim", so.sim, sim_help)->check(any_sim)->capture_default_str();
   simc->add_option("--config", so.config_path, "hardware configuration JSON (text programs)");
   simc->add_option("--segment", so.segments, "name=file: raw bytes for an input segment (appended when the program has none of that name)");
   simc->add_option("--alloc", so.allocs, "name=BYTES: append a zero-filled output segment");
@@ -104,18 +157,20 @@ int main(int argc, char** argv) {
   simc->add_option("--wave", so.wave, "rtl: write an FST waveform of the run to FILE (.fst)");
   simc->add_option("--wave-cycles", so.wave_cycles, "rtl: with --wave, dump only cycles FIRST:LAST (or FIRST:)");
   simc->add_option("--trace", so.trace, "cycle: write a Chrome/Perfetto trace (JSON) of the run to FILE");
+  simc->add_flag("--all-errors", so.all_errors, "list every problem the verifier finds (default: the first and a count)");
 
   // ---- simcmp ----
   SimcmpOptions sco;
+  // Compare the cycle model with the RTL; without an RTL in this build, the cycle model with itself.
+  if (std::find(built.begin(), built.end(), "rtl") == built.end()) sco.b = "cycle";
   CLI::App* simcmp = app.add_subcommand("simcmp", "run one Program on two timed simulators and compare them cycle by cycle");
   simcmp->add_option("program", sco.program_path, "Program binary or assembler text")->required();
-  simcmp->add_option("--a", sco.a, "first simulator: cycle or rtl")
-      ->check(CLI::IsMember({"cycle", "rtl"}))->capture_default_str();
-  simcmp->add_option("--b", sco.b, "second simulator: cycle or rtl")
-      ->check(CLI::IsMember({"cycle", "rtl"}))->capture_default_str();
+  simcmp->add_option("--a", sco.a, "first simulator: " + or_list(built_timed))->check(timed_sim)->capture_default_str();
+  simcmp->add_option("--b", sco.b, "second simulator: " + or_list(built_timed))->check(timed_sim)->capture_default_str();
   simcmp->add_option("--config", sco.config_path, "hardware configuration JSON (text programs)");
   simcmp->add_option("--segment", sco.segments, "name=file: raw bytes for an input segment (as tessel sim)");
   simcmp->add_option("--alloc", sco.allocs, "name=BYTES: append a zero-filled output segment (as tessel sim)");
+  simcmp->add_flag("--all-errors", sco.all_errors, "list every problem the verifier finds (as tessel sim)");
 
   // ---- config ----
   std::string cfg_path;
@@ -159,7 +214,7 @@ int main(int argc, char** argv) {
     }
     if (*as) return asm_command(asm_in, asm_out, asm_config, std::cout);
     if (*disasm) return disasm_command(disasm_in, std::cout);
-    if (*simc) return sim_command(so, std::cout);
+    if (*simc) return sim_command(so, std::cout, std::cerr);
     if (*simcmp) return simcmp_command(sco, std::cout);
     if (*config) return config_command(cfg_path, std::cout);
   } catch (const tessel::Error& e) {

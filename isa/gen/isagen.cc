@@ -265,6 +265,20 @@ std::string generate_isa_doc(const IsaSpec& spec) {
     o << fmt::format("| {} | {} | {} | {} | {} |\n", to_string(m), q(dep_pop_queue(m, true)), q(dep_pop_queue(m, false)),
                      q(dep_push_queue(m, true)), q(dep_push_queue(m, false)));
   }
+  o << "\nA stream must be race-free (the verifier's race rule, `isa/verifier.h`): two accesses of\n"
+       "different modules to one row of a shared scratchpad, at least one a write, must be ordered\n"
+       "by happens-before, the transitive closure of program order within a module, the token\n"
+       "edges (the k-th push into a token queue, after its instruction completes, happens before\n"
+       "the k-th pop from it, before its instruction starts) and FINISH after every load and store\n"
+       "instruction. Otherwise the simulators may legitimately disagree (fsim and cycle apply an\n"
+       "instruction's effects at its start, the RTL when the hardware does).\n\n"
+       "| scratchpad | written by | read by |\n|---|---|---|\n"
+       "| INP | load: LOAD INP (pad rows included) | compute: GEMM without reset (rows src + nest offset) |\n"
+       "| WGT | load: LOAD WGT | compute: GEMM without reset (rows wgt + nest offset) |\n"
+       "| OUT | compute: GEMM, reset GEMM, ALU (rows dst + nest offset), LOAD ACC / ACC_8BIT (pad rows "
+       "included) | store: STORE OUT |\n\n"
+       "UOP and ACC are accessed by the compute module only. Races on DRAM (a STORE and a LOAD of the\n"
+       "same bytes with no ordering) are not checked.\n";
   return o.str();
 }
 

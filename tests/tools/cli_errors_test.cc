@@ -2,6 +2,7 @@
 // exit code 2 for usage errors and 1 for everything else, never a crash.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "cli_util.h"
@@ -145,7 +146,12 @@ TEST(CliErrors, SimRejectsAnIllegalStream) {
 TEST(CliErrors, SimSegmentErrors) {
   const std::string src = temp_file("finish.s");
   write(src, "FINISH\n");
-  expect_error(run_cli({"sim", src, "--segment", "inp"}), 1, "must have the form name=file");
+  expect_error(run_cli({"sim", src, "--segment", "inp"}), 1, "--segment 'inp' must have the form name=FILE");
+  expect_error(run_cli({"sim", src, "--alloc", "out="}), 1, "--alloc 'out=' must have the form name=BYTES");
+  expect_error(run_cli({"sim", src, "--alloc", "=16"}), 1, "--alloc '=16' must have the form name=BYTES");
+  expect_error(run_cli({"sim", src, "--dump-segment", "out"}), 1,
+               "--dump-segment 'out' must have the form name=FILE");
+  expect_error(run_cli({"simcmp", src, "--alloc", "out"}), 1, "--alloc 'out' must have the form name=BYTES");
   expect_error(run_cli({"sim", src, "--alloc", "out=abc"}), 1, "not a positive byte count");
   expect_error(run_cli({"sim", src, "--segment", "inp=no_such_file.bin"}), 1, "no_such_file.bin");
 }
@@ -220,6 +226,132 @@ TEST(CliErrors, ConfigMismatchNamesTheKeys) {
   write(src, ".config {\"LOG_BUS_WIDTH\": 6}\nFINISH\n");
   write(cfg, "{\"LOG_BUS_WIDTH\": 7}");
   expect_error(run_cli({"asm", src, "-o", temp_file("cfg.bin"), "--config", cfg}), 1, "LOG_BUS_WIDTH 6 vs 7");
+}
+
+// The verifier's hint about --segment/--alloc comes only with DRAM range errors of a Program that
+// brought no data segments; other problems (an illegal LOAD, a misplaced FINISH, a deadlock at the
+// run's queue depths) are reported as they are.
+TEST(CliErrors, SegmentHintOnlyForDramRangeErrors) {
+  const std::string bin = temp_file("hint_gemm.bin");
+  ASSERT_EQ(run_cli({"asm", "tests/golden/tools/gemm_tile.s", "-o", bin}).exit_code, 0);
+  // The verifier's own wording (isa/verifier.cc) is not pinned here: the first problem, the count
+  // and the hint are.
+  CliResult r = run_cli({"sim", bin});
+  expect_error(r, 1, "error: insn 0 (LOAD INP): ");
+  EXPECT_NE(r.err.find("(and 2 more problems; --all-errors lists every one) (the program has only its 'uop' "
+                       "segment: add its data with --segment NAME=FILE and --alloc NAME=BYTES)\n"),
+            std::string::npos)
+      << r.err;
+  // With the inputs given but no output segment, the hint names what the command line added.
+  r = run_cli({"sim", bin, "--segment", "inp=tests/golden/tools/gemm_tile_inp.bin", "--segment",
+               "wgt=tests/golden/tools/gemm_tile_wgt.bin"});
+  expect_error(r, 1, "error: insn 5 (STORE OUT): ");
+  EXPECT_NE(r.err.find(" (the program brought only its 'uop' segment and the command line added 'inp', 'wgt', "
+                       "12288 image bytes in all: add the rest of its data with --segment NAME=FILE and --alloc "
+                       "NAME=BYTES)\n"),
+            std::string::npos)
+      << r.err;
+
+  const std::string load_out = temp_file("load_out.s"), two_finish = temp_file("two_finish.s"),
+                    deadlock = temp_file("deadlock.s"), q1 = temp_file("cmdq1.json");
+  write(load_out, "LOAD OUT sram=0 dram=0 y=1 x=1 stride=1\nFINISH\n");
+  write(two_finish, "LOAD INP sram=0 dram=0 y=1 x=1 stride=1\nFINISH\nFINISH\n");
+  // Compute waits for load's token, but with one command-queue entry fetch cannot dispatch the
+  // LOAD INP that pushes it: a deadlock at CMD_QUEUE_DEPTH 1 only (it runs at the default 512).
+  write(deadlock,
+        "LOAD UOP sram=0 dram=0 y=1 x=1 stride=1\n"
+        "GEMM uop=0:1 iter=1,1 dst=0,0 src=0,0 wgt=0,0 deps=pop_prev\n"
+        "GEMM uop=0:1 iter=1,1 dst=0,0 src=0,0 wgt=0,0\n"
+        "GEMM uop=0:1 iter=1,1 dst=0,0 src=0,0 wgt=0,0\n"
+        "LOAD INP sram=0 dram=0 y=1 x=1 stride=1 deps=push_next\n"
+        "FINISH\n");
+  write(q1, "{\"CMD_QUEUE_DEPTH\": 1}");
+  for (const auto& [args, needle] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"sim", load_out}, "insn 0 (LOAD OUT): "},
+           {{"sim", two_finish}, "insn 1 (FINISH): "},
+           {{"sim", deadlock, "--config", q1}, "deadlock"},
+           {{"simcmp", two_finish, "--b", "cycle"}, "insn 1 (FINISH): "}}) {
+    const CliResult res = run_cli(args);
+    expect_error(res, 1, needle);
+    EXPECT_EQ(res.err.find("--segment"), std::string::npos) << res.err;
+    EXPECT_EQ(res.err.find("segment:"), std::string::npos) << res.err;
+  }
+  EXPECT_EQ(run_cli({"sim", deadlock}).exit_code, 0);  // legal at the default queue depths
+}
+
+// The first problem and a count, or with --all-errors every problem (numbered, with its rule) on
+// stdout and the error line saying so.
+TEST(CliErrors, AllErrorsListsEveryVerifierProblem) {
+  const std::string src = temp_file("two_problems.s");
+  write(src, "LOAD INP sram=0 dram=0 y=1 x=1 stride=1\nFINISH\nFINISH\n");
+  CliResult r = run_cli({"sim", src});
+  expect_error(r, 1, "error: insn 1 (FINISH): ");
+  EXPECT_NE(r.err.find(" (and 1 more problem; --all-errors lists every one)\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  for (const std::string cmd : {"sim", "simcmp"}) {
+    std::vector<std::string> args = {cmd, src, "--all-errors"};
+    if (cmd == "simcmp") args.insert(args.end(), {"--b", "cycle"});  // builds without rtl too
+    r = run_cli(args);
+    expect_error(r, 1, "error: insn 1 (FINISH): ");
+    EXPECT_NE(r.err.find(" (and 1 more problem, listed above)\n"), std::string::npos) << r.err;
+    // One header and one numbered line per problem, with its rule (the messages are the verifier's).
+    EXPECT_EQ(r.out.rfind("verifier: 2 problems in program 'two_problems'\n    1. [finish] insn 1 (FINISH): ", 0),
+              0u)
+        << cmd << ": " << r.out;
+    const size_t second = r.out.find("\n    2. [finish] insn 2 (FINISH): ");
+    ASSERT_NE(second, std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+  }
+}
+
+// A compiled Executable where a Program is expected is named as such.
+TEST(CliErrors, ExecutableIsNotAProgram) {
+  const std::string tsx = temp_file("not_a_program.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  const std::string want = tsx + " is a compiled Executable (TSLEXEC1), not a Program: run it with `tessel run " +
+                           tsx + " --input FILE`";
+  expect_error(run_cli({"sim", tsx}), 1, want);
+  expect_error(run_cli({"simcmp", tsx, "--b", "cycle"}), 1, want);
+  expect_error(run_cli({"disasm", tsx}), 1, want);
+  expect_error(run_cli({"asm", tsx, "-o", temp_file("x.bin")}), 1, want);
+}
+
+// Hardware keys are a Program's and an Executable's identity: a --config that changes one is an
+// error naming the key. Queue depths may change, but the Programs must not deadlock with them.
+TEST(CliErrors, ConfigOfOtherHardwareNamesTheKey) {
+  const std::string bin = temp_file("hw_gemm.bin"), tsx = temp_file("hw.tsx"), bus7 = temp_file("hw_bus7.json"),
+                    batch2 = temp_file("hw_batch2.json"), q11 = temp_file("hw_q11.json");
+  write(bus7, "{\"LOG_BUS_WIDTH\": 7, \"DRAM_LATENCY\": 0}");
+  write(batch2, "{\"LOG_BATCH\": 1}");
+  write(q11, "{\"CMD_QUEUE_DEPTH\": 1, \"TOKEN_QUEUE_DEPTH\": 1}");
+  ASSERT_EQ(run_cli({"asm", "tests/golden/tools/gemm_tile.s", "-o", bin}).exit_code, 0);
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  expect_error(run_cli({"sim", bin, "--config", bus7}), 1,
+               bin + " was built for config 1x16_i8w8a32_15_15_18_17 but --config " + bus7 +
+                   " describes other hardware (LOG_BUS_WIDTH 6 vs 7)");
+  expect_error(run_cli({"sim", bin, "--config", batch2}), 1, "(LOG_BATCH 0 vs 1)");
+  expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", bus7}), 1,
+               tsx + " was compiled for config 1x16_i8w8a32_15_15_18_17 but --config " + bus7 +
+                   " describes other hardware (LOG_BUS_WIDTH 6 vs 7)");
+  expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", q11}), 1,
+               "cannot run with CMD_QUEUE_DEPTH=1, TOKEN_QUEUE_DEPTH=1 (it was compiled for 512 and 1024): ");
+  // A .config directive and --config of other hardware (the text form of the same check).
+  const std::string dis = temp_file("hw_gemm.s");
+  const CliResult d = run_cli({"disasm", bin});
+  ASSERT_EQ(d.exit_code, 0);
+  write(dis, d.out);
+  expect_error(run_cli({"sim", dis, "--config", bus7}), 1,
+               ".config 1x16_i8w8a32_15_15_18_17 describes other hardware than --config " + bus7 +
+                   " (LOG_BUS_WIDTH 6 vs 7)");
+}
+
+// An unknown simulator name is a usage error listing the kinds of this build.
+TEST(CliUsage, UnknownSimulatorListsTheBuiltKinds) {
+  const std::string src = temp_file("finish_sim.s");
+  write(src, "FINISH\n");
+  expect_error(run_cli({"sim", src, "--sim", "tsim"}), 2, "unknown simulator 'tsim' (this build has ");
+  expect_error(run_cli({"simcmp", src, "--a", "fsim"}), 2, "simcmp compares timed simulators: 'fsim' has no cycles");
+  expect_error(run_cli({"simcmp", src, "--b", "tsim"}), 2, "unknown simulator 'tsim' (this build has ");
 }
 
 TEST(CliConfig, PrintsTheDefaultConfig) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "runtime/device.h"
 #include "runtime/executable.h"
 #include "support/npy.h"
 #include "tools/report.h"
@@ -87,6 +88,142 @@ TEST(CliGolden, BinaryRoundTripAndSimFromTheBinary) {
   const std::vector<uint8_t> bytes = support::read_file_bytes(out);
   ASSERT_GE(bytes.size(), 16u);
   for (int o = 0; o < 16; ++o) EXPECT_EQ(static_cast<int8_t>(bytes[o]), o == 0 ? -16 : 2 * (o - 8) - 8) << o;
+}
+
+const std::string kGemmTile = "tests/golden/tools/gemm_tile.s";
+const std::vector<std::string> kGemmTileData = {"--segment", "inp=tests/golden/tools/gemm_tile_inp.bin",
+                                                "--segment", "wgt=tests/golden/tools/gemm_tile_wgt.bin",
+                                                "--alloc",   "out=16"};
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+bool have_kind(const std::string& kind) {
+  const std::vector<std::string> k = runtime::Device::kinds();
+  return std::find(k.begin(), k.end(), kind) != k.end();
+}
+
+// The line of `text` that starts with `prefix` ("" when there is none).
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(pos, prefix.size(), prefix) == 0) return text.substr(pos, end - pos);
+    pos = end + 1;
+  }
+  return "";
+}
+
+// DRAM_LATENCY is a run-time setting: a Program assembled for the default configuration (32) runs
+// with --config's 0 and takes exactly the cycles of the same text assembled for DRAM_LATENCY 0
+// (66 against 194 on the cycle model), with the same output bytes.
+TEST(CliGolden, BinaryProgramRunsWithTheRunsDramLatency) {
+  const std::string bin = temp_file("rt_gemm.bin"), lat0 = temp_file("rt_lat0.json");
+  support::write_file_bytes(lat0, std::vector<uint8_t>{'{', '"', 'D', 'R', 'A', 'M', '_', 'L', 'A', 'T', 'E', 'N',
+                                                       'C', 'Y', '"', ':', ' ', '0', '}'});
+  ASSERT_EQ(run_cli({"asm", kGemmTile, "-o", bin}).exit_code, 0);
+  const CliResult base = run_cli(concat({"sim", bin, "--sim", "cycle"}, kGemmTileData));
+  const CliResult reused = run_cli(concat({"sim", bin, "--sim", "cycle", "--config", lat0}, kGemmTileData));
+  const CliResult direct = run_cli(concat({"sim", kGemmTile, "--sim", "cycle", "--config", lat0}, kGemmTileData));
+  for (const CliResult* r : {&base, &reused, &direct}) ASSERT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_EQ(line_starting(base.out, "cycles "), "cycles    194 (1.940 us at 100 MHz)");
+  EXPECT_EQ(line_starting(reused.out, "cycles "), "cycles    66 (0.660 us at 100 MHz)");
+  EXPECT_EQ(line_starting(direct.out, "cycles "), line_starting(reused.out, "cycles "));
+  EXPECT_EQ(line_starting(reused.out, "config "), "config    1x16_i8w8a32_15_15_18_17 (DRAM_LATENCY=0)");
+  EXPECT_EQ(line_starting(reused.out, "segment out "), line_starting(base.out, "segment out "));
+  // The text with its own .config (disasm) and --config: the run-time settings are --config's.
+  const CliResult dis = run_cli({"disasm", bin});
+  ASSERT_EQ(dis.exit_code, 0);
+  const std::string text = temp_file("rt_gemm.s");
+  support::write_file_bytes(text, std::vector<uint8_t>(dis.out.begin(), dis.out.end()));
+  const CliResult from_text = run_cli(concat({"sim", text, "--sim", "cycle", "--config", lat0}, kGemmTileData));
+  ASSERT_EQ(from_text.exit_code, 0) << from_text.err;
+  EXPECT_EQ(line_starting(from_text.out, "cycles "), "cycles    66 (0.660 us at 100 MHz)");
+}
+
+// An Executable compiled for the default configuration runs with --config's DRAM_LATENCY 0: every
+// offloaded layer takes fewer cycles, the outputs are unchanged, the report names the run's config.
+TEST(CliGolden, ExecutableRunsWithTheRunsDramLatency) {
+  const std::string tsx = temp_file("rt.tsx"), lat0 = temp_file("rt_lat0_exe.json"), r32 = temp_file("rt32.json"),
+                    r0 = temp_file("rt0.json");
+  const std::string lat0_text = "{\"DRAM_LATENCY\": 0}";
+  support::write_file_bytes(lat0, std::vector<uint8_t>(lat0_text.begin(), lat0_text.end()));
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  CliResult r = run_cli({"run", tsx, "--input", kDigit0, "--sim", "cycle", "--report-json", r32});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"run", tsx, "--input", kDigit0, "--sim", "cycle", "--config", lat0, "--report-json", r0});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json a = nlohmann::json::parse(read_text(r32)), b = nlohmann::json::parse(read_text(r0));
+  EXPECT_EQ(a["config"], "1x16_i8w8a32_15_15_18_17");
+  EXPECT_EQ(b["config"], "1x16_i8w8a32_15_15_18_17 (DRAM_LATENCY=0)");
+  EXPECT_EQ(b["outputs_match_fsim"], true);
+  EXPECT_EQ(b["outputs"][0]["top"], a["outputs"][0]["top"]);
+  ASSERT_EQ(a["layers"].size(), b["layers"].size());
+  int accel = 0;
+  for (size_t i = 0; i < a["layers"].size(); ++i) {
+    if (a["layers"][i]["placement"] != "accel") continue;
+    ++accel;
+    EXPECT_LT(b["layers"][i]["cycles"].get<uint64_t>(), a["layers"][i]["cycles"].get<uint64_t>()) << i;
+    EXPECT_EQ(b["layers"][i]["dram_bytes"], a["layers"][i]["dram_bytes"]) << i;  // the same Programs
+  }
+  EXPECT_GE(accel, 2);
+}
+
+// --help offers exactly the simulators of this build (runtime::Device::kinds()).
+TEST(CliGolden, HelpOffersTheBuiltSimulators) {
+  const std::vector<std::string> kinds = runtime::Device::kinds();
+  std::string all = "{", timed = "{";
+  for (const std::string& k : kinds) {
+    all += (all.size() > 1 ? "," : "") + k;
+    if (k != "fsim") timed += (timed.size() > 1 ? "," : "") + k;
+  }
+  all += "}";
+  timed += "}";
+  for (const std::string cmd : {"run", "sim"}) {
+    const CliResult r = run_cli({cmd, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const size_t at = r.out.find("--sim TEXT:" + all + "=fsim");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    // The option's entry runs to the next option; its description names only the built kinds.
+    const std::string entry = r.out.substr(at, r.out.find("\n  -", at) - at);
+    EXPECT_EQ(entry.find("rtl") != std::string::npos, have_kind("rtl")) << entry;
+    EXPECT_NE(entry.find("fsim (functional)"), std::string::npos) << entry;
+  }
+  const CliResult r = run_cli({"simcmp", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--a TEXT:" + timed + "=cycle"), std::string::npos) << r.out;
+  // --b defaults to rtl when this build has it, else to cycle (a self-comparison).
+  EXPECT_NE(r.out.find("--b TEXT:" + timed + (have_kind("rtl") ? "=rtl" : "=cycle")), std::string::npos) << r.out;
+}
+
+// rtl: a --wave-cycles window after the run's last cycle dumps nothing and says so on stderr
+// (exit 0); a window inside the run gives no warning. The statistics rtl does not derive print "-".
+TEST(CliGolden, RtlWaveWindowAfterTheRunWarns) {
+  if (!have_kind("rtl")) GTEST_SKIP() << "this build has no rtl simulator";
+  const std::string fst = temp_file("late.fst");
+  CliResult r = run_cli(concat({"sim", kGemmTile, "--sim", "rtl", "--wave", fst, "--wave-cycles", "100000:200000"},
+                               kGemmTileData));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "warning: --wave-cycles 100000:200000 starts after the run's last cycle 194: nothing was dumped (" +
+                       fst + " holds no cycles; the run has cycles 0..194)\n");
+  EXPECT_EQ(line_starting(r.out, "cycles "), "cycles    194 (1.940 us at 100 MHz)");
+  r = run_cli(concat({"sim", kGemmTile, "--sim", "rtl", "--wave", fst, "--wave-cycles", "194:"}, kGemmTileData));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // cycle 194 (done) is clocked and dumped
+  // The module table: instructions per module and fetch's dispatches; "-" for the rest.
+  EXPECT_EQ(line_starting(r.out, "fetch "), "fetch           7            7            -            -            -");
+  EXPECT_EQ(line_starting(r.out, "load "), "load            2            -            -            -            -");
+  EXPECT_EQ(line_starting(r.out, "compute "), "compute         4            -            -            -            -");
+  EXPECT_EQ(line_starting(r.out, "store "), "store           1            -            -            -            -");
+  EXPECT_NE(r.out.find("(rtl derives the instructions per module and fetch's dispatches only"), std::string::npos)
+      << r.out;
+  // The cycle model derives every column: no "-".
+  r = run_cli(concat({"sim", kGemmTile, "--sim", "cycle"}, kGemmTileData));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(line_starting(r.out, "load ").find('-'), std::string::npos) << r.out;
 }
 
 // FINISH alone is a legal program: it runs and does no work.

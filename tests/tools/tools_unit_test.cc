@@ -375,5 +375,48 @@ TEST(Devices, DramSizeCoversEveryLoadedProgram) {
   EXPECT_EQ(dram_bytes_for({}), uint64_t{1} << 20);
 }
 
+// The run-time settings (DRAM_LATENCY, CLOCK_MHZ, queue depths) do not change the hardware; every
+// other key does (isa::HwConfig::same_hardware, used by the tools and the runtime).
+TEST(HwConfigIdentity, RunTimeSettingsAreNotPartOfTheHardware) {
+  const isa::HwConfig a;
+  isa::HwConfig run = a;
+  run.dram_latency = 0;
+  run.clock_mhz = 250;
+  run.cmd_queue_depth = 4;
+  run.token_queue_depth = 2;
+  EXPECT_TRUE(a.same_hardware(run));
+  EXPECT_TRUE(run.same_hardware(a));
+  const isa::HwConfig merged = a.with_run_settings(run);
+  EXPECT_EQ(merged, run);
+  EXPECT_EQ(merged.dram_latency, 0);
+  EXPECT_EQ(merged.clock_mhz, 250);
+  EXPECT_EQ(merged.cmd_queue_depth, 4);
+  EXPECT_EQ(merged.token_queue_depth, 2);
+  isa::HwConfig bus = run;
+  bus.log_bus_width = 7;
+  EXPECT_FALSE(a.same_hardware(bus));
+  EXPECT_EQ(a.with_run_settings(bus).log_bus_width, 6);  // hardware keys stay a's
+  isa::HwConfig batch = a;
+  batch.log_batch = 1;
+  EXPECT_FALSE(a.same_hardware(batch));
+  isa::HwConfig acc = a;
+  acc.log_acc_buff_size = 16;
+  EXPECT_FALSE(a.same_hardware(acc));
+}
+
+// A simulator this build lacks says how to build it; an unknown name lists the built ones.
+TEST(SimAvailability, MissingRtlSaysHowToEnableIt) {
+  const std::vector<std::string> no_rtl = {"cycle", "fsim"};
+  EXPECT_EQ(user_error_of([&] { check_sim_available("fsim", no_rtl); }), "<no UserError>");
+  EXPECT_EQ(user_error_of([&] { check_sim_available("rtl", no_rtl); }),
+            "simulator 'rtl' is not available in this build (it has cycle, fsim): the RTL simulator needs "
+            "Verilator; install it (scripts/install-deps.sh) and configure with -DTESSEL_WITH_RTL=ON");
+  EXPECT_NE(user_error_of([&] { check_sim_available("cycle", {"fsim"}); }).find("needs SystemC"),
+            std::string::npos);
+  EXPECT_EQ(user_error_of([&] { check_sim_available("tsim", no_rtl); }),
+            "unknown simulator 'tsim' (this build has cycle, fsim)");
+  EXPECT_EQ(user_error_of([&] { check_sim_available("rtl", {"cycle", "fsim", "rtl"}); }), "<no UserError>");
+}
+
 }  // namespace
 }  // namespace tessel::tools
