@@ -11,9 +11,9 @@
 //  - deadlock: an abstract, deterministic, in-order execution of fetch and the three modules with
 //    the configured command-queue and token-queue depths (pops before an instruction, pushes after
 //    it, a push to a full queue waits) runs every instruction to completion.
-//  - finish: the stream ends with FINISH, has no other FINISH, and FINISH cannot complete while
-//    the load or store module still has work or a token queue is non-empty (checked on the
-//    schedule that runs compute as early as possible).
+//  - finish: the stream ends with FINISH, has no other FINISH, and no token queue holds a token
+//    when FINISH completes. FINISH starts once load and store have completed every instruction
+//    (docs/microarchitecture.md section 4), and the deadlock check models that wait.
 //  - sram-bounds: every LOAD/STORE rectangle (pads included) and every GEMM/ALU loop nest stays
 //    inside its scratchpad; uop_end <= the uop buffer depth. Loop nests are bounded using the
 //    micro-ops in the uop buffer at that point of the stream, tracked from the LOAD UOP

@@ -283,22 +283,22 @@ TEST(CliErrors, SegmentHintOnlyForDramRangeErrors) {
 // stdout and the error line saying so.
 TEST(CliErrors, AllErrorsListsEveryVerifierProblem) {
   const std::string src = temp_file("two_problems.s");
-  write(src, "LOAD INP sram=0 dram=0 y=1 x=1 stride=1\nFINISH\nFINISH\n");
+  write(src, "FINISH\nFINISH\nFINISH\n");  // two early FINISHes
   CliResult r = run_cli({"sim", src});
-  expect_error(r, 1, "error: insn 1 (FINISH): ");
+  expect_error(r, 1, "error: insn 0 (FINISH): ");
   EXPECT_NE(r.err.find(" (and 1 more problem; --all-errors lists every one)\n"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
   for (const std::string cmd : {"sim", "simcmp"}) {
     std::vector<std::string> args = {cmd, src, "--all-errors"};
     if (cmd == "simcmp") args.insert(args.end(), {"--b", "cycle"});  // builds without rtl too
     r = run_cli(args);
-    expect_error(r, 1, "error: insn 1 (FINISH): ");
+    expect_error(r, 1, "error: insn 0 (FINISH): ");
     EXPECT_NE(r.err.find(" (and 1 more problem, listed above)\n"), std::string::npos) << r.err;
     // One header and one numbered line per problem, with its rule (the messages are the verifier's).
-    EXPECT_EQ(r.out.rfind("verifier: 2 problems in program 'two_problems'\n    1. [finish] insn 1 (FINISH): ", 0),
+    EXPECT_EQ(r.out.rfind("verifier: 2 problems in program 'two_problems'\n    1. [finish] insn 0 (FINISH): ", 0),
               0u)
         << cmd << ": " << r.out;
-    const size_t second = r.out.find("\n    2. [finish] insn 2 (FINISH): ");
+    const size_t second = r.out.find("\n    2. [finish] insn 1 (FINISH): ");
     ASSERT_NE(second, std::string::npos) << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
   }
