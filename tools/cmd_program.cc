@@ -114,6 +114,49 @@ std::pair<std::string, std::string> split_binding(const std::string& s, const ch
   return {s.substr(0, eq), s.substr(eq + 1)};
 }
 
+// Every LOAD must read inside one segment of the Program and every STORE must write inside one
+// output segment (image-relative bytes): segments are laid out in command-line order, so a
+// --segment file larger than the stream expects, or a missing --alloc, would otherwise move the
+// data under a fixed dram_base and a STORE would silently overwrite an input. Throws UserError
+// naming the instruction, its byte range and the segment layout.
+void check_segment_footprints(const isa::Program& p) {
+  auto layout = [&] {
+    std::string s;
+    for (const isa::Segment& seg : p.segments) {
+      s += fmt::format("{}{} {} [{}, {})", s.empty() ? "" : ", ", seg.name, isa::to_string(seg.kind),
+                       seg.offset_bytes, seg.offset_bytes + seg.size_bytes);
+    }
+    return s;
+  };
+  for (size_t i = 0; i < p.insns.size(); ++i) {
+    const isa::Instruction& in = p.insns[i];
+    if ((in.opcode != isa::Opcode::kLoad && in.opcode != isa::Opcode::kStore) || in.x_size == 0 ||
+        in.y_size == 0) {
+      continue;
+    }
+    const bool store = in.opcode == isa::Opcode::kStore;
+    const uint64_t e = isa::dram_elem_bytes(p.config, in.mem_type);
+    for (uint32_t r = 0; r < in.y_size; ++r) {
+      const uint64_t first = (uint64_t(in.dram_base) + uint64_t(r) * in.x_stride) * e;
+      const uint64_t end = first + uint64_t(in.x_size) * e;
+      const isa::Segment* inside = nullptr;
+      for (const isa::Segment& seg : p.segments) {
+        if (first >= seg.offset_bytes && end <= seg.offset_bytes + seg.size_bytes) inside = &seg;
+      }
+      if (inside && (!store || inside->kind == isa::SegmentKind::kOutput)) continue;
+      throw_user_error(
+          "insn {} ({} {}) {} image bytes [{}, {}) (row {}), which {}: the segment layout is {}; "
+          "check the sizes of the --segment files and the --alloc sizes (segments follow each "
+          "other in command-line order, each at a 4096-byte boundary)",
+          i, isa::to_string(in.opcode), isa::to_string(in.mem_type), store ? "writes" : "reads", first, end, r,
+          inside ? fmt::format("lie in {} segment '{}', not an output segment", isa::to_string(inside->kind),
+                               inside->name)
+                 : std::string("are not inside one segment"),
+          layout());
+    }
+  }
+}
+
 // FNV-1a, 64 bit (Fowler, Noll, Vo): a short fingerprint of a segment's bytes.
 uint64_t fnv1a64(const std::vector<uint8_t>& bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -254,6 +297,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
     if (!has_segment(name)) throw_user_error("--dump-segment {}: program '{}' has no segment '{}'", binding, p.name, name);
   }
   report_verifier_problems(p, isa::check_program(p), only_own_uops, o.all_errors, out);
+  check_segment_footprints(p);
   return prep;
 }
 
@@ -296,8 +340,8 @@ void check_sim_output_options(const SimCmdOptions& o) {
 }
 
 // The per-module statistics of a timed run. The cycle model derives all of them; the RTL derives
-// only the instructions per module and fetch's dispatches (its busy cycles), so its other columns
-// print "-" (docs/rtl-sim.md, "Statistics and timeline").
+// only the instructions per module (fetch: its dispatches), so its other columns print "-"
+// (docs/rtl-sim.md, "Statistics and timeline").
 std::string module_stats_table(const std::string& sim, const sim::RunStats& st) {
   const bool rtl = sim == "rtl";
   const auto cell = [&](bool derived, uint64_t v) { return derived ? std::to_string(v) : std::string("-"); };
@@ -306,13 +350,12 @@ std::string module_stats_table(const std::string& sim, const sim::RunStats& st) 
   const std::pair<const char*, const sim::ModuleStats*> mods[] = {
       {"fetch", &st.fetch}, {"load", &st.load}, {"compute", &st.compute}, {"store", &st.store}};
   for (const auto& [name, m] : mods) {
-    const bool fetch = std::string_view(name) == "fetch";
-    s += fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, cell(!rtl || fetch, m->busy_cycles),
+    s += fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, cell(!rtl, m->busy_cycles),
                      cell(!rtl, m->stall_token_cycles), cell(!rtl, m->stall_queue_cycles),
                      cell(!rtl, m->stall_dram_cycles));
   }
   if (rtl) {
-    s += "(rtl derives the instructions per module and fetch's dispatches only; busy and stall cycles ('-') "
+    s += "(rtl derives the instructions per module (fetch: dispatches) only; busy and stall cycles ('-') "
          "are the cycle model's: use --sim cycle)\n";
   }
   return s;

@@ -258,7 +258,6 @@ class RtlSimulatorImpl final : public RtlSimulator {
 
     stats.cycles = bench.cycles();
     stats.fetch.insns = bench.dispatched();
-    stats.fetch.busy_cycles = bench.dispatched();
     stats.load.insns = bench.done_count(isa::Module::kLoad);
     stats.compute.insns = bench.done_count(isa::Module::kCompute);
     stats.store.insns = bench.done_count(isa::Module::kStore);

@@ -228,6 +228,25 @@ TEST(CliErrors, ConfigMismatchNamesTheKeys) {
   expect_error(run_cli({"asm", src, "-o", temp_file("cfg.bin"), "--config", cfg}), 1, "LOG_BUS_WIDTH 6 vs 7");
 }
 
+// A --segment file larger than the stream expects moves the segments after it: the Program's
+// fixed dram_base of the STORE then points into an input segment. That is an error, not a silent
+// overwrite of the input.
+TEST(CliErrors, StoreOutsideAnOutputSegment) {
+  const std::string big = temp_file("inp_5000.bin");
+  write(big, std::string(5000, '\1'));
+  const CliResult r = run_cli({"sim", "tests/golden/tools/gemm_tile.s", "--segment", "inp=" + big, "--segment",
+                               "wgt=tests/golden/tools/gemm_tile_wgt.bin", "--alloc", "out=16"});
+  expect_error(r, 1,
+               "error: insn 5 (STORE OUT) writes image bytes [12288, 12304) (row 0), which lie in input segment "
+               "'wgt', not an output segment: the segment layout is uop const [0, 4096), inp input [4096, 12288), "
+               "wgt input [12288, 16384), out output [16384, 20480); check the sizes of the --segment files");
+  // The same command with the 16-byte input file runs.
+  EXPECT_EQ(run_cli({"sim", "tests/golden/tools/gemm_tile.s", "--segment", "inp=tests/golden/tools/gemm_tile_inp.bin",
+                     "--segment", "wgt=tests/golden/tools/gemm_tile_wgt.bin", "--alloc", "out=16"})
+                .exit_code,
+            0);
+}
+
 // The verifier's hint about --segment/--alloc comes only with DRAM range errors of a Program that
 // brought no data segments; other problems (an illegal LOAD, a misplaced FINISH, a deadlock at the
 // run's queue depths) are reported as they are.
