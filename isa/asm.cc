@@ -367,8 +367,8 @@ Program assemble(std::string_view text, const HwConfig& cfg, const std::string& 
   const IsaSpec spec(cfg);
   AsmListing l = parse_asm(text);
   if (l.config && !(*l.config == cfg)) {
-    fail(l.config_line, fmt::format(".config {} differs from the configuration given ({}): {}", l.config->name(),
-                                    cfg.name(), config_differences(*l.config, cfg)));
+    fail(l.config_line, fmt::format(".config {} differs from the configuration given ({}): {}", l.config->label(),
+                                    cfg.label(), config_differences(*l.config, cfg)));
   }
   Program p;
   p.config = cfg;
@@ -400,7 +400,7 @@ std::string disassemble(const Program& p) {
   std::string name = p.name;
   std::replace(name.begin(), name.end(), '\n', ' ');
   std::replace(name.begin(), name.end(), '\r', ' ');
-  std::string s = fmt::format("# program '{}', config {}, {} instructions, {} uops\n", name, p.config.name(),
+  std::string s = fmt::format("# program '{}', config {}, {} instructions, {} uops\n", name, p.config.label(),
                               p.insns.size(), p.uops.size());
   const bool plain_name = !p.name.empty() && p.name.find_first_of(" \t\r\n#\v\f") == std::string::npos;
   if (plain_name) s += ".name " + p.name + "\n";

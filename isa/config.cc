@@ -51,7 +51,7 @@ int json_int(const nlohmann::json& v, const std::string& key) {
   if (v.is_number_integer()) {
     const auto i = v.get<int64_t>();
     if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max()) {
-      throw_user_error("config key {}: {} is out of range", key, i);
+      throw_user_error("config key {}: {} is out of range (not a 32-bit integer)", key, i);
     }
     return static_cast<int>(i);
   }

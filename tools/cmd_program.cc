@@ -410,7 +410,7 @@ int asm_command(const std::string& in_path, const std::string& out_path, const s
   const std::vector<uint8_t> bytes = p.serialize();
   support::write_file_bytes(out_path, bytes);
   out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n", in_path,
-                     p.insns.size(), p.uops.size(), p.config.name(), out_path, bytes.size());
+                     p.insns.size(), p.uops.size(), p.config.label(), out_path, bytes.size());
   return 0;
 }
 
@@ -566,8 +566,8 @@ int simcmp_command(const SimcmpOptions& o, std::ostream& out) {
     status = 1;
   }
   if (status == 0) {
-    out << fmt::format("identical: {} instructions, {} cycles ({} and {}; dram segments bit-identical)\n",
-                       a.timeline.size(), a.stats.cycles, a_name, b_name);
+    out << fmt::format("identical: {} instruction{}, {} cycles ({} and {}; dram segments bit-identical)\n",
+                       a.timeline.size(), a.timeline.size() == 1 ? "" : "s", a.stats.cycles, a_name, b_name);
   }
   for (Side& s : sides) s.dev.device->unload(s.lp);
   return status;

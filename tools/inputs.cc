@@ -105,8 +105,13 @@ runtime::HostTensor to_model_input(const support::FloatTensor& t, const std::vec
   using support::shape_to_string;
   if (nhwc) {
     if (!is_nhwc_of(t.shape, expected)) {
-      throw_user_error("{} has shape {} which is not the NHWC form of input '{}' {} (--nhwc given)",
-                       path, shape_to_string(t.shape), input_name, shape_to_string(expected));
+      std::string want;
+      if (expected.size() == 4) {
+        want = fmt::format(": expected {} (N, H, W, C)",
+                           shape_to_string({expected[0], expected[2], expected[3], expected[1]}));
+      }
+      throw_user_error("{} has shape {} which is not the NHWC form of input '{}' {} (--nhwc given){}",
+                       path, shape_to_string(t.shape), input_name, shape_to_string(expected), want);
     }
     return make_f32_tensor(expected, nhwc_to_nchw(t.data, t.shape));
   }
