@@ -50,6 +50,7 @@ class Checker {
   std::vector<Diagnostic> run() {
     module_.resize(p_.insns.size());
     for (size_t i = 0; i < p_.insns.size(); ++i) module_[i] = p_.insns[i].module();
+    encodes_.assign(p_.insns.size(), 0);
     if (p_.insns.empty()) {
       add(VerifyRule::kFinish, std::nullopt, "the stream is empty; it must end with FINISH");
       return std::move(diags_);
@@ -76,6 +77,7 @@ class Checker {
     const Instruction& in = p_.insns[i];
     try {
       (void)spec_.encode(in);
+      encodes_[i] = 1;
     } catch (const UserError& e) {
       add(VerifyRule::kFields, i, e.what());
     }
@@ -278,8 +280,9 @@ class Checker {
 
   // ---- race: happens-before over the shared scratchpads (rules: isa/verifier.h) ----
 
-  // The scratchpads one module writes and another reads, in the order diagnostics rank them.
-  enum class Pad : uint8_t { kInp, kWgt, kOut };
+  // The scratchpads one module writes and another reads, in the order diagnostics rank them, and
+  // DRAM last (kDram names a conflict's memory only; it has no RowState).
+  enum class Pad : uint8_t { kInp, kWgt, kOut, kDram };
   static constexpr size_t kNoInsn = SIZE_MAX;
 
   // The last write of a row and, per module, its last read (instruction indices, kNoInsn: none).
@@ -290,13 +293,28 @@ class Checker {
     std::array<size_t, 3> reader{kNoInsn, kNoInsn, kNoInsn};
   };
 
-  // The first conflict (lowest scratchpad, then lowest row) of the instruction being retired.
+  // The first conflict (lowest scratchpad, then lowest row; DRAM last, lowest byte) of the
+  // instruction being retired.
   struct Conflict {
     Pad pad = Pad::kInp;
-    uint64_t row = 0;
+    uint64_t row = 0;          // scratchpad row, or (kDram) first byte of the common range
+    uint64_t end = 0;          // kDram: one past the last byte of the first common range
     bool write = false;        // the retiring instruction writes the row (else reads it)
     size_t other = kNoInsn;    // the unordered access's instruction
     bool other_write = false;  // it wrote the row (else read it)
+  };
+
+  // The DRAM bytes of a LOAD or STORE (image-relative, as dram_base is): `rows` rows of `len`
+  // bytes, row k at base + k*stride. Rows that touch or overlap (stride <= len) are merged into
+  // one, so when rows > 1 the rows are disjoint, increasing and separated by gaps.
+  struct Footprint {
+    uint64_t base = 0, stride = 0, len = 0, rows = 0;
+    uint64_t end() const { return base + (rows - 1) * stride + len; }
+  };
+  // A retired LOAD or STORE of DRAM not yet ordered before every module that could race with it.
+  struct DramAccess {
+    size_t insn = kNoInsn;
+    Footprint bytes;
   };
 
   // A GEMM/ALU loop nest as far as the rows it touches go, and those rows (see nest_rows).
@@ -326,6 +344,12 @@ class Checker {
     size_t insn = 0;                            // instruction being retired
     Module module = Module::kLoad;
     std::optional<Conflict> conflict;
+    // DRAM: the STOREs not yet ordered before both the load and the compute module, and per
+    // loading module (load, compute) the LOADs not yet ordered before the store module, each in
+    // program order; and the union extent [lo, hi) of every STORE's and of every LOAD's bytes.
+    std::deque<DramAccess> dram_stores;
+    std::array<std::deque<DramAccess>, 2> dram_loads;
+    uint64_t store_lo = UINT64_MAX, store_hi = 0, load_lo = UINT64_MAX, load_hi = 0;
   };
 
   void race_init(RaceState& r, const std::vector<Module>& module) const {
@@ -368,9 +392,10 @@ class Checker {
     return r.seq[other] <= r.clock[size_t(r.module)][size_t(module_[other])];
   }
 
-  void note_conflict(RaceState& r, Pad pad, uint64_t row, bool write, size_t other, bool other_write) {
+  void note_conflict(RaceState& r, Pad pad, uint64_t row, bool write, size_t other, bool other_write,
+                     uint64_t end = 0) {
     if (r.conflict && std::pair(r.conflict->pad, r.conflict->row) <= std::pair(pad, row)) return;
-    r.conflict = Conflict{pad, row, write, other, other_write};
+    r.conflict = Conflict{pad, row, end, write, other, other_write};
   }
 
   void race_read(RaceState& r, Pad pad, uint64_t row) {
@@ -413,8 +438,10 @@ class Checker {
         if (in.mem_type != MemType::kOut) return;  // mem-type rule
         const uint64_t n = uint64_t{in.y_size} * in.x_size;
         for (uint64_t k = 0; k < n; ++k) race_read(r, Pad::kOut, uint64_t{in.sram_base} + k);
+        race_dram(r, in);
         return;
       }
+      if (in.mem_type != MemType::kOut) race_dram(r, in);  // LOAD OUT: mem-type rule
       Pad pad = Pad::kOut;
       switch (in.mem_type) {
         case MemType::kUop:
@@ -440,6 +467,78 @@ class Checker {
     for (uint32_t row : rows.out) race_write(r, Pad::kOut, row);
     for (uint32_t row : rows.inp) race_read(r, Pad::kInp, row);
     for (uint32_t row : rows.wgt) race_read(r, Pad::kWgt, row);
+  }
+
+  // The DRAM bytes a LOAD/STORE with x_size > 0 and valid fields reads or writes (pads are not
+  // DRAM bytes): y_size rows of x_size elements from element dram_base + r*x_stride.
+  Footprint dram_footprint(const Instruction& in) const {
+    const uint64_t e = dram_elem_bytes(cfg_, in.mem_type);
+    Footprint f{uint64_t{in.dram_base} * e, uint64_t{in.x_stride} * e, uint64_t{in.x_size} * e, in.y_size};
+    if (f.rows > 1 && f.stride <= f.len) f = Footprint{f.base, 0, f.end() - f.base, 1};
+    return f;
+  }
+
+  // The first row of `f` that ends after byte p (f.rows when none does).
+  static uint64_t first_row_ending_after(const Footprint& f, uint64_t p) {
+    if (f.base + f.len > p) return 0;
+    if (f.rows == 1) return 1;
+    return std::min(f.rows, (p - f.base - f.len) / f.stride + 1);
+  }
+
+  // The first (lowest) maximal byte range [lo, hi) both footprints cover, if any. Walks the rows
+  // of both in increasing order, skipping rows that end before the other's current row starts,
+  // so it costs at most rows(a) + rows(b) steps and usually a few.
+  static std::optional<std::pair<uint64_t, uint64_t>> first_common(const Footprint& a, const Footprint& b) {
+    uint64_t p = 0;
+    for (;;) {
+      const uint64_t ra = first_row_ending_after(a, p), rb = first_row_ending_after(b, p);
+      if (ra >= a.rows || rb >= b.rows) return std::nullopt;
+      const uint64_t sa = a.base + ra * a.stride, sb = b.base + rb * b.stride;
+      const uint64_t lo = std::max(sa, sb), hi = std::min(sa + a.len, sb + b.len);
+      if (lo < hi) return std::pair(lo, hi);
+      p = lo;  // the row that ends at or before lo has no common byte
+    }
+  }
+
+  // DRAM accesses of the retiring LOAD/STORE `in` (x_size > 0, memory type legal for the
+  // opcode). Only the store module writes DRAM, in program order, so the conflicts are a STORE
+  // and a LOAD (load module: INP, WGT; compute module: UOP, ACC, ACC_8BIT) with a common byte
+  // and no happens-before: a retiring STORE is checked against the earlier-retired LOADs, a
+  // retiring LOAD against the earlier-retired STOREs. Accesses that are ordered before every
+  // module that could still race with them are dropped (module clocks only grow, and each list is
+  // in program order of one module, so they are a prefix). The union extents skip the search
+  // when the access lies outside every opposite access so far; inside, each kept access is
+  // compared by extent first, and byte-exactly (first_common) only when the extents overlap.
+  void race_dram(RaceState& r, const Instruction& in) {
+    if (!encodes_[r.insn] || in.y_size == 0) return;  // fields rule; y_size 0 moves no bytes
+    const Footprint f = dram_footprint(in);
+    const uint64_t f_end = f.end();
+    auto check = [&](const std::deque<DramAccess>& others, bool write) {
+      for (const DramAccess& o : others) {
+        if (o.bytes.base >= f_end || o.bytes.end() <= f.base || ordered(r, o.insn)) continue;
+        if (const auto common = first_common(f, o.bytes)) {
+          note_conflict(r, Pad::kDram, common->first, write, o.insn, !write, common->second);
+        }
+      }
+    };
+    if (in.opcode == Opcode::kStore) {
+      for (auto& loads : r.dram_loads) {
+        while (!loads.empty() && ordered(r, loads.front().insn)) loads.pop_front();
+        if (f.base < r.load_hi && f_end > r.load_lo) check(loads, true);
+      }
+      r.dram_stores.push_back(DramAccess{r.insn, f});
+      r.store_lo = std::min(r.store_lo, f.base);
+      r.store_hi = std::max(r.store_hi, f_end);
+      return;
+    }
+    const size_t store = size_t(Module::kStore);
+    const uint64_t seen = std::min(r.clock[size_t(Module::kLoad)][store], r.clock[size_t(Module::kCompute)][store]);
+    auto& stores = r.dram_stores;
+    while (!stores.empty() && r.seq[stores.front().insn] <= seen) stores.pop_front();
+    if (f.base < r.store_hi && f_end > r.store_lo) check(stores, false);
+    r.dram_loads[r.module == Module::kLoad ? 0 : 1].push_back(DramAccess{r.insn, f});
+    r.load_lo = std::min(r.load_lo, f.base);
+    r.load_hi = std::max(r.load_hi, f_end);
   }
 
   // The distinct offsets io*f_out + ii*f_in below `limit` (io < iter_out, ii < iter_in), each
@@ -531,20 +630,29 @@ class Checker {
     return r.nests.emplace(key, std::move(rows)).first->second;
   }
 
+  // Names the racing pair in stream order, the later instruction first (the diagnostic is
+  // attached to it), so the message reads as the stream means it: "insn 9 ... reads ... that
+  // insn 5 ... writes" (read-after-write) or "insn 9 ... writes ... that insn 5 ... reads
+  // earlier" (write-after-read); the fix orders the earlier instruction's module before the later's.
   void add_race(const RaceState& r, const Conflict& c) {
     static constexpr std::array<const char*, 3> kPadName{"inp", "wgt", "out"};
-    const size_t i = r.insn, j = c.other;
-    const Module a = module_[i], b = module_[j];
-    const Module lo = std::min(a, b), hi = std::max(a, b);
-    const std::string fix =
-        (lo == Module::kLoad && hi == Module::kStore)
-            ? std::string("order them through compute with dependency tokens")
-            : fmt::format("add a push/pop between {} and {}", to_string(lo), to_string(hi));
+    const bool retiring_later = r.insn > c.other;
+    const size_t late = retiring_later ? r.insn : c.other, early = retiring_later ? c.other : r.insn;
+    const bool late_write = retiring_later ? c.write : c.other_write;
+    const bool early_write = retiring_later ? c.other_write : c.write;
+    const Module a = module_[late], b = module_[early];
+    const std::string what = c.pad == Pad::kDram ? fmt::format("dram bytes [{}, {})", c.row, c.end)
+                                                 : fmt::format("{} row {}", kPadName[size_t(c.pad)], c.row);
+    // No queue joins load and store: their ordering is a chain through compute.
+    const bool chain = (a == Module::kLoad && b == Module::kStore) || (a == Module::kStore && b == Module::kLoad);
+    const std::string fix = fmt::format("add a push/pop{} from {} to {}", chain ? " chain" : "", to_string(b),
+                                        to_string(a));
+    const char* early_verb = !early_write ? "reads earlier" : late_write ? "writes earlier" : "writes";
     diags_.push_back(Diagnostic{
-        VerifyRule::kRace, i,
-        fmt::format("insn {} ({} {}) {} {} row {} {} by insn {} ({} {}) with no dependency token ordering them: {}",
-                    i, to_string(a), describe_insn(p_.insns[i]), c.write ? "writes" : "reads", kPadName[size_t(c.pad)],
-                    c.row, c.other_write ? "written" : "read", j, to_string(b), describe_insn(p_.insns[j]), fix)});
+        VerifyRule::kRace, late,
+        fmt::format("insn {} ({} {}) {} {} that insn {} ({} {}) {}, with no dependency token ordering them: {}", late,
+                    to_string(a), describe_insn(p_.insns[late]), late_write ? "writes" : "reads", what, early,
+                    to_string(b), describe_insn(p_.insns[early]), early_verb, fix)});
   }
 
   // Token balance and the abstract in-order execution.
@@ -681,6 +789,7 @@ class Checker {
   const IsaSpec& spec_;
   const HwConfig& cfg_;
   std::vector<Module> module_;  // per instruction: the module that executes it
+  std::vector<char> encodes_;   // per instruction: 1 when it encodes (its fields fit)
   std::vector<Diagnostic> diags_;
 };
 

@@ -266,19 +266,25 @@ std::string generate_isa_doc(const IsaSpec& spec) {
                      q(dep_push_queue(m, true)), q(dep_push_queue(m, false)));
   }
   o << "\nA stream must be race-free (the verifier's race rule, `isa/verifier.h`): two accesses of\n"
-       "different modules to one row of a shared scratchpad, at least one a write, must be ordered\n"
-       "by happens-before, the transitive closure of program order within a module, the token\n"
-       "edges (the k-th push into a token queue, after its instruction completes, happens before\n"
-       "the k-th pop from it, before its instruction starts) and FINISH after every load and store\n"
-       "instruction. Otherwise the simulators may legitimately disagree (fsim and cycle apply an\n"
-       "instruction's effects at its start, the RTL when the hardware does).\n\n"
+       "different modules to one row of a shared scratchpad or to one DRAM byte, at least one a\n"
+       "write, must be ordered by happens-before, the transitive closure of program order within a\n"
+       "module, the token edges (the k-th push into a token queue, after its instruction completes,\n"
+       "happens before the k-th pop from it, before its instruction starts) and FINISH after every\n"
+       "load and store instruction. Otherwise the simulators may legitimately disagree (fsim and\n"
+       "cycle apply an instruction's effects at its start, the RTL when the hardware does).\n\n"
        "| scratchpad | written by | read by |\n|---|---|---|\n"
        "| INP | load: LOAD INP (pad rows included) | compute: GEMM without reset (rows src + nest offset) |\n"
        "| WGT | load: LOAD WGT | compute: GEMM without reset (rows wgt + nest offset) |\n"
        "| OUT | compute: GEMM, reset GEMM, ALU (rows dst + nest offset), LOAD ACC / ACC_8BIT (pad rows "
        "included) | store: STORE OUT |\n\n"
-       "UOP and ACC are accessed by the compute module only. Races on DRAM (a STORE and a LOAD of the\n"
-       "same bytes with no ordering) are not checked.\n";
+       "UOP and ACC are accessed by the compute module only. DRAM is written by the store module\n"
+       "only (STORE OUT, in order, so two STOREs never race) and read by the load module (LOAD INP,\n"
+       "WGT) and by compute (LOAD UOP, ACC, ACC_8BIT). A LOAD or STORE touches the bytes\n"
+       "[(dram_base + r*x_stride) * E, (dram_base + r*x_stride + x_size) * E) for r = 0 .. y_size - 1,\n"
+       "with E the memory type's DRAM element size (pads touch no DRAM; x_size 0 or y_size 0 touches\n"
+       "nothing). A STORE and a LOAD sharing a byte must be ordered either way (read-after-write\n"
+       "and write-after-read), which between the store and the load module takes a chain through\n"
+       "compute (store -> s2g -> compute -> g2l -> load, or load -> l2g -> compute -> g2s -> store).\n";
   return o.str();
 }
 

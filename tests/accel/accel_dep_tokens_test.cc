@@ -47,7 +47,7 @@ TEST(DepTokens, LoadComputeStoreChain) {
       load(MemType::kInp, 0, 0, 16),  // 1 load
       load(MemType::kWgt, 0, 0, 1),   // 2 load
       gemm(0, 1, 16),                 // 3 compute: reads inp 0..15, wgt 0, acc 0..15
-      store(0, 0, 16),                // 4 store: reads acc 0..15
+      store(0, 64, 16),               // 4 store: reads acc 0..15
   };
   insert_dependency_tokens(s, isa::HwConfig{}, kUops, 0);
   ASSERT_EQ(s.size(), 9u);
@@ -86,7 +86,7 @@ TEST(DepTokens, ComputeWaitsForStoreBeforeReusingAccumulators) {
   std::vector<Instruction> s = {
       load(MemType::kUop, 0, 0, 2),  // 0
       gemm(0, 1, 16, true),          // 1 reset acc 0..15
-      store(0, 0, 16),               // 2 reads acc 0..15
+      store(0, 64, 16),              // 2 reads acc 0..15
       gemm(1, 2, 16, true),          // 3 reset acc 16..31: independent of the store
       gemm(0, 1, 4, true),           // 4 reset acc 0..3: WAR against the store
   };
@@ -117,8 +117,8 @@ TEST(DepTokens, OneTokenCoversEarlierProducers) {
 TEST(DepTokens, StreamPassesTheVerifier) {
   std::vector<Instruction> s = {
       load(MemType::kUop, 0, 0, 2),    load(MemType::kInp, 0, 0, 32), load(MemType::kWgt, 0, 0, 2),
-      gemm(0, 2, 16),                  store(0, 0, 32),               load(MemType::kInp, 0, 0, 32),
-      gemm(0, 2, 16, true),            gemm(0, 2, 16),                store(0, 0, 32),
+      gemm(0, 2, 16),                  store(0, 64, 32),              load(MemType::kInp, 0, 0, 32),
+      gemm(0, 2, 16, true),            gemm(0, 2, 16),                store(0, 64, 32),
   };
   isa::Program prog;
   prog.name = "tokens";
@@ -152,6 +152,33 @@ TEST(DepTokens, RejectsUnloadedMicroOps) {
     FAIL() << "expected UserError";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("uop row 0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::compiler::accel
+
+namespace tessel::compiler::accel {
+namespace {
+
+// A LOAD of bytes a STORE writes would need a token chain through compute (store -> s2g ->
+// compute -> g2l -> load), which the adjacent-module insertion does not build: a clear error,
+// not a racy stream (the verifier's race rule would reject it too).
+TEST(DepTokens, LoadOfStoredBytesIsAnError) {
+  std::vector<Instruction> s = {
+      load(MemType::kUop, 0, 0, 1), load(MemType::kInp, 0, 0, 16), load(MemType::kWgt, 0, 0, 1),
+      gemm(0, 1, 16),
+      store(0, 64, 16),                // OUT bytes [1024, 1280)
+      load(MemType::kInp, 0, 70, 2),   // INP bytes [1120, 1152): inside the stored bytes
+  };
+  try {
+    insert_dependency_tokens(s, isa::HwConfig{}, kUops, 0);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "instruction 5 (LOAD INP) and instruction 4 (STORE) both touch dram bytes [1120, 1152): "
+                 "dependency-token insertion orders load<->compute and compute<->store only, so a Program "
+                 "must not load bytes it also stores");
   }
 }
 

@@ -1,5 +1,6 @@
 // Streams for the verifier's race rule (isa/verifier.h): each comes in a racy form (one
-// dependency token missing, so two modules access a shared scratchpad row unordered) and an
+// dependency token missing, so two modules access a shared scratchpad row, or a STORE and a LOAD
+// the same DRAM bytes, unordered) and an
 // ordered form (the same stream with the token in place), which is legal. Both forms have the
 // same number of instructions, balanced tokens, no deadlock and a FINISH that waits for the load
 // and store modules, so the race is the only problem of the racy form.
@@ -125,6 +126,50 @@ STORE OUT sram=0 dram=768 y=1 x=2 stride=2 deps=pop_prev|push_prev
               : "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev|pop_next\n") +
                           "FINISH\n",
                       "transitive");
+}
+
+/// DRAM read-after-write, ordered through compute: STORE OUT (insn 0) writes OUT elements
+/// 768..769 = image bytes [12288, 12320); LOAD INP (insn 2) reads INP elements 769..770 = bytes
+/// [12304, 12336). Ordered: store -> s2g -> compute no-op (insn 1) -> g2l -> LOAD INP. Racy: the
+/// compute no-op pushes its g2l token without popping the store's s2g token (a later no-op pops
+/// it), so nothing orders the STORE before the LOAD.
+inline Program race_dram_raw(bool ordered) {
+  return race_program(std::string("STORE OUT sram=0 dram=768 y=1 x=2 stride=2 deps=push_prev\n") +
+                          (ordered ? "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next|push_prev\n"
+                                   : "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev\n") +
+                          "LOAD INP sram=0 dram=769 y=1 x=2 stride=2 deps=pop_next\n" +
+                          (ordered ? "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0\n"
+                                   : "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next\n") +
+                          "FINISH\n",
+                      "dram_raw");
+}
+
+/// DRAM write-after-read, ordered through compute: LOAD INP (insn 0) reads two strided rows, INP
+/// elements 768 and 772 = image bytes [12288, 12304) and [12352, 12368); STORE OUT (insn 2)
+/// then writes OUT elements 772..773 = bytes [12352, 12384), overlapping the second row only.
+/// Ordered: load -> l2g -> compute no-op (insn 1) -> g2s -> STORE. Racy: the compute no-op pushes
+/// g2s without popping the load's l2g token (a later no-op pops it).
+inline Program race_dram_war(bool ordered) {
+  return race_program(std::string("LOAD INP sram=0 dram=768 y=2 x=1 stride=4 deps=push_next\n") +
+                          (ordered ? "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev|push_next\n"
+                                   : "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next\n") +
+                          "STORE OUT sram=0 dram=772 y=1 x=2 stride=2 deps=pop_prev\n" +
+                          (ordered ? "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0\n"
+                                   : "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev\n") +
+                          "FINISH\n",
+                      "dram_war");
+}
+
+/// DRAM read-after-write into the compute module: LOAD ACC_8BIT (insn 1, OUT rows 2..3) reads
+/// ACC_8BIT elements 768..769 = image bytes [12288, 12320), which STORE OUT (insn 0, OUT rows
+/// 0..1) writes. Ordered: the STORE pushes s2g, the LOAD ACC_8BIT pops it. Racy: no token.
+inline Program race_dram_acc8(bool ordered) {
+  return race_program(std::string(ordered ? "STORE OUT sram=0 dram=768 y=1 x=2 stride=2 deps=push_prev\n"
+                                           "LOAD ACC_8BIT sram=2 dram=768 y=1 x=2 stride=2 deps=pop_next\n"
+                                         : "STORE OUT sram=0 dram=768 y=1 x=2 stride=2\n"
+                                           "LOAD ACC_8BIT sram=2 dram=768 y=1 x=2 stride=2\n") +
+                          "FINISH\n",
+                      "dram_acc8");
 }
 
 }  // namespace tessel::isa

@@ -34,42 +34,44 @@ void expect_races(const Program& p, const std::vector<std::pair<size_t, std::str
 
 TEST(IsaVerifierRaces, GemmReadsInpRowsALoadWritesWithoutToken) {
   expect_races(race_inp_raw(false),
-               {{4, "insn 4 (compute GEMM) reads inp row 0 written by insn 2 (load LOAD INP) with no dependency "
-                    "token ordering them: add a push/pop between load and compute"}});
+               {{4, "insn 4 (compute GEMM) reads inp row 0 that insn 2 (load LOAD INP) writes, with no dependency "
+                    "token ordering them: add a push/pop from load to compute"}});
 }
 
 TEST(IsaVerifierRaces, LoadOverwritesInpRowsAGemmReadsWithoutToken) {
   expect_races(race_inp_war(false),
-               {{4, "insn 4 (load LOAD INP) writes inp row 0 read by insn 3 (compute GEMM) with no dependency "
-                    "token ordering them: add a push/pop between load and compute"}});
+               {{4, "insn 4 (load LOAD INP) writes inp row 0 that insn 3 (compute GEMM) reads earlier, with no "
+                    "dependency token ordering them: add a push/pop from compute to load"}});
 }
 
 TEST(IsaVerifierRaces, StoreReadsOutRowsAGemmWritesWithoutToken) {
   expect_races(race_out_raw(false),
-               {{2, "insn 2 (store STORE OUT) reads out row 0 written by insn 1 (compute GEMM) with no dependency "
-                    "token ordering them: add a push/pop between compute and store"}});
+               {{2, "insn 2 (store STORE OUT) reads out row 0 that insn 1 (compute GEMM) writes, with no dependency "
+                    "token ordering them: add a push/pop from compute to store"}});
 }
 
+// The abstract execution retires the GEMM (insn 3) before the STORE (insn 2); the message names
+// the pair in stream order, the overwrite coming after the read.
 TEST(IsaVerifierRaces, GemmOverwritesOutRowsAStoreReadsWithoutToken) {
   expect_races(race_out_war(false),
-               {{2, "insn 2 (store STORE OUT) reads out row 0 written by insn 3 (compute GEMM) with no dependency "
-                    "token ordering them: add a push/pop between compute and store"}});
+               {{3, "insn 3 (compute GEMM) writes out row 0 that insn 2 (store STORE OUT) reads earlier, with no "
+                    "dependency token ordering them: add a push/pop from store to compute"}});
 }
 
 TEST(IsaVerifierRaces, PadRowsCountAsWrites) {
   expect_races(race_pads(false),
-               {{2, "insn 2 (load LOAD INP) writes inp row 0 read by insn 3 (compute GEMM) with no dependency "
-                    "token ordering them: add a push/pop between load and compute"},
-                {5, "insn 5 (store STORE OUT) reads out row 1 written by insn 4 (compute LOAD ACC) with no "
-                    "dependency token ordering them: add a push/pop between compute and store"}});
+               {{3, "insn 3 (compute GEMM) reads inp row 0 that insn 2 (load LOAD INP) writes, with no dependency "
+                    "token ordering them: add a push/pop from load to compute"},
+                {5, "insn 5 (store STORE OUT) reads out row 1 that insn 4 (compute LOAD ACC) writes, with no "
+                    "dependency token ordering them: add a push/pop from compute to store"}});
 }
 
 // A token from the third module (store) orders nothing the load module did unless the chain
 // starts with a token from load.
 TEST(IsaVerifierRaces, TokenFromTheThirdModuleAloneDoesNotOrder) {
   expect_races(race_transitive(false),
-               {{5, "insn 5 (compute GEMM) reads inp row 0 written by insn 1 (load LOAD INP) with no dependency "
-                    "token ordering them: add a push/pop between load and compute"}});
+               {{5, "insn 5 (compute GEMM) reads inp row 0 that insn 1 (load LOAD INP) writes, with no dependency "
+                    "token ordering them: add a push/pop from load to compute"}});
 }
 
 // The rows a GEMM reads come from the micro-ops resident in the uop buffer (slot 0 holds uop
@@ -89,8 +91,8 @@ FINISH
     return race_program(text, "resident");
   };
   const std::string msg =
-      "insn 4 (load LOAD INP) writes inp row 1 read by insn 3 (compute GEMM) with no dependency token ordering "
-      "them: add a push/pop between load and compute";
+      "insn 4 (load LOAD INP) writes inp row 1 that insn 3 (compute GEMM) reads earlier, with no dependency token "
+      "ordering them: add a push/pop from compute to load";
   expect_races(with("LOAD UOP sram=0 dram=1 y=1 x=1 stride=1",
                     "GEMM uop=0:1 iter=1,1 dst=0,0 src=0,0 wgt=0,0 deps=pop_prev"),
                {{4, msg}});
@@ -110,8 +112,65 @@ LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
 FINISH
 )",
                             "steps"),
-               {{3, "insn 3 (load LOAD INP) writes inp row 7 read by insn 2 (compute GEMM) with no dependency token "
-                    "ordering them: add a push/pop between load and compute"}});
+               {{3, "insn 3 (load LOAD INP) writes inp row 7 that insn 2 (compute GEMM) reads earlier, with no "
+                    "dependency token ordering them: add a push/pop from compute to load"}});
+}
+
+// DRAM: a LOAD INP reads bytes a STORE writes, the compute no-op between them not passing the
+// store's token on; the first common range is the STORE's second element.
+TEST(IsaVerifierRaces, LoadReadsDramBytesAStoreWritesWithoutToken) {
+  expect_races(race_dram_raw(false),
+               {{2, "insn 2 (load LOAD INP) reads dram bytes [12304, 12320) that insn 0 (store STORE OUT) writes, "
+                    "with no dependency token ordering them: add a push/pop chain from store to load"}});
+}
+
+// DRAM write-after-read: only the LOAD's second strided row overlaps the STORE.
+TEST(IsaVerifierRaces, StoreOverwritesDramBytesALoadReadsWithoutToken) {
+  expect_races(race_dram_war(false),
+               {{2, "insn 2 (store STORE OUT) writes dram bytes [12352, 12368) that insn 0 (load LOAD INP) reads "
+                    "earlier, with no dependency token ordering them: add a push/pop chain from load to store"}});
+}
+
+TEST(IsaVerifierRaces, ComputeLoadReadsDramBytesAStoreWritesWithoutToken) {
+  expect_races(race_dram_acc8(false),
+               {{1, "insn 1 (compute LOAD ACC_8BIT) reads dram bytes [12288, 12320) that insn 0 (store STORE OUT) "
+                    "writes, with no dependency token ordering them: add a push/pop from store to compute"}});
+}
+
+// One diagnostic per conflict found, scratchpads before DRAM: with the LOAD ACC_8BIT of
+// race_dram_acc8 moved onto OUT rows 0..1, the STORE both reads OUT rows the load overwrites and
+// writes DRAM bytes the load reads; the abstract execution retires the load first, so the
+// STORE's retirement finds both conflicts and reports the OUT one.
+TEST(IsaVerifierRaces, ScratchpadConflictBeforeDram) {
+  Program p = race_dram_acc8(false);
+  p.insns[1].sram_base = 0;
+  expect_races(p, {{1, "insn 1 (compute LOAD ACC_8BIT) writes out row 0 that insn 0 (store STORE OUT) reads "
+                       "earlier, with no dependency token ordering them: add a push/pop from store to compute"}});
+}
+
+// Every LOAD type reads DRAM: STORE OUT writes image bytes [12288, 12320) (OUT elements 768..769,
+// 16 bytes each) and an unordered LOAD of each type starts at image byte 12288 (element 12288 / E
+// for its element size E: UOP 4, INP 16, WGT 256, ACC 64, ACC_8BIT 16 bytes).
+TEST(IsaVerifierRaces, EveryLoadTypeReadsDram) {
+  struct Case {
+    std::string load, bytes, module, fix;
+  };
+  const std::vector<Case> cases = {
+      {"LOAD UOP sram=0 dram=3072 y=1 x=2 stride=2", "[12288, 12296)", "compute LOAD UOP", "add a push/pop"},
+      {"LOAD INP sram=0 dram=768 y=1 x=2 stride=2", "[12288, 12320)", "load LOAD INP", "add a push/pop chain"},
+      {"LOAD WGT sram=0 dram=48 y=1 x=1 stride=1", "[12288, 12320)", "load LOAD WGT", "add a push/pop chain"},
+      {"LOAD ACC sram=2 dram=192 y=1 x=1 stride=1", "[12288, 12320)", "compute LOAD ACC", "add a push/pop"},
+      {"LOAD ACC_8BIT sram=2 dram=768 y=1 x=2 stride=2", "[12288, 12320)", "compute LOAD ACC_8BIT",
+       "add a push/pop"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.load);
+    const Program p = race_program("STORE OUT sram=0 dram=768 y=1 x=2 stride=2\n" + c.load + "\nFINISH\n", "types");
+    const std::string to = c.module.substr(0, c.module.find(' '));
+    expect_races(p, {{1, "insn 1 (" + c.module + ") reads dram bytes " + c.bytes +
+                             " that insn 0 (store STORE OUT) writes, with no dependency token ordering them: " + c.fix +
+                             " from store to " + to}});
+  }
 }
 
 TEST(IsaVerifierRaces, VerifyThrowsTheMessage) {
@@ -120,8 +179,8 @@ TEST(IsaVerifierRaces, VerifyThrowsTheMessage) {
     ADD_FAILURE() << "verify did not throw";
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "insn 2 (store STORE OUT) reads out row 0 written by insn 1 (compute GEMM) with no dependency token "
-              "ordering them: add a push/pop between compute and store");
+              "insn 2 (store STORE OUT) reads out row 0 that insn 1 (compute GEMM) writes, with no dependency token "
+              "ordering them: add a push/pop from compute to store");
   }
 }
 

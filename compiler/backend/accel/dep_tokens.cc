@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 
+#include "isa/program.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel {
@@ -122,6 +123,74 @@ bool conflicts(const Access& earlier, const Access& later) {
 
 int mod_index(Module m) { return static_cast<int>(m); }
 
+/// Image-relative DRAM bytes of a LOAD/STORE: one [first, end) range per row (empty for no-ops).
+std::vector<std::pair<uint64_t, uint64_t>> dram_rows(const isa::Instruction& in, const isa::HwConfig& cfg) {
+  std::vector<std::pair<uint64_t, uint64_t>> rows;
+  if (in.x_size == 0 || in.y_size == 0) return rows;
+  const uint64_t e = isa::dram_elem_bytes(cfg, in.mem_type);
+  for (uint32_t r = 0; r < in.y_size; ++r) {
+    const uint64_t first = (uint64_t(in.dram_base) + uint64_t(r) * in.x_stride) * e;
+    rows.emplace_back(first, first + uint64_t(in.x_size) * e);
+  }
+  return rows;
+}
+
+/// The insertion above orders adjacent modules only (load<->compute, compute<->store). A STORE and
+/// a LOAD of the same DRAM bytes would need a chain through compute, which a single-layer Program
+/// never needs (its stores write the output segment, its loads read the others): reject such a
+/// stream with a clear error instead of emitting a racy one.
+void check_no_dram_dependency(const std::vector<isa::Instruction>& insns, const isa::HwConfig& cfg) {
+  std::vector<size_t> stores, loads;
+  for (size_t i = 0; i < insns.size(); ++i) {
+    if (insns[i].opcode == Opcode::kStore) stores.push_back(i);
+    if (insns[i].opcode == Opcode::kLoad) loads.push_back(i);
+  }
+  if (stores.empty() || loads.empty()) return;
+  struct Span {
+    size_t insn;
+    uint64_t lo, hi;  // hull [lo, hi)
+    std::vector<std::pair<uint64_t, uint64_t>> rows;
+  };
+  std::vector<Span> store_spans;
+  uint64_t union_lo = UINT64_MAX, union_hi = 0;
+  for (size_t i : stores) {
+    Span sp{i, UINT64_MAX, 0, dram_rows(insns[i], cfg)};
+    for (const auto& [a, b] : sp.rows) {
+      sp.lo = std::min(sp.lo, a);
+      sp.hi = std::max(sp.hi, b);
+    }
+    if (sp.rows.empty()) continue;
+    union_lo = std::min(union_lo, sp.lo);
+    union_hi = std::max(union_hi, sp.hi);
+    store_spans.push_back(std::move(sp));
+  }
+  for (size_t i : loads) {
+    const auto rows = dram_rows(insns[i], cfg);
+    if (rows.empty()) continue;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& [a, b] : rows) {
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
+    if (hi <= union_lo || lo >= union_hi) continue;
+    for (const Span& sp : store_spans) {
+      if (hi <= sp.lo || lo >= sp.hi) continue;
+      for (const auto& [a, b] : rows) {
+        for (const auto& [c, d] : sp.rows) {
+          if (a < d && c < b) {
+            throw_user_error(
+                "instruction {} ({} {}) and instruction {} (STORE) both touch dram bytes [{}, {}): "
+                "dependency-token insertion orders load<->compute and compute<->store only, so a "
+                "Program must not load bytes it also stores",
+                i, isa::to_string(insns[i].opcode), isa::to_string(insns[i].mem_type), sp.insn,
+                std::max(a, c), std::min(b, d));
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void insert_dependency_tokens(std::vector<isa::Instruction>& insns, const isa::HwConfig& cfg,
@@ -132,6 +201,7 @@ void insert_dependency_tokens(std::vector<isa::Instruction>& insns, const isa::H
     }
     insns[i].dep = {};
   }
+  check_no_dram_dependency(insns, cfg);
   const std::vector<Access> acc = compute_accesses(insns, cfg, dram_uops, uop_dram_base);
   // Instruction indices of each module, in program order.
   std::array<std::vector<size_t>, 3> by_mod;

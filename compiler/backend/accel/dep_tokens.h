@@ -48,8 +48,11 @@ std::vector<Access> compute_accesses(const std::vector<isa::Instruction>& insns,
 
 /// Sets the pop/push flags of `insns` (any existing flags are cleared first; `insns` must not
 /// contain FINISH) and appends the ending described above (4 instructions). Arguments as
-/// compute_accesses(). Throws UserError as compute_accesses() does, or if `insns` contains a
-/// FINISH.
+/// compute_accesses(); LOAD/STORE dram_base fields are image-relative element indices. Throws
+/// UserError as compute_accesses() does, if `insns` contains a FINISH, or if a LOAD and a STORE
+/// touch a common DRAM byte (ordering them would need a token chain through compute, which the
+/// adjacent-module insertion does not build; one layer's Program never needs it), naming both
+/// instructions and the bytes.
 void insert_dependency_tokens(std::vector<isa::Instruction>& insns, const isa::HwConfig& cfg,
                               const std::vector<isa::Uop>& dram_uops, uint64_t uop_dram_base);
 
