@@ -279,6 +279,12 @@ uint32_t dram_elem_bytes(const HwConfig& cfg, MemType type) {
   throw_user_error("unknown memory type {}", static_cast<int>(type));
 }
 
+DramRow dram_row(const HwConfig& cfg, const Instruction& insn, uint32_t r) {
+  const uint64_t e = dram_elem_bytes(cfg, insn.mem_type);
+  const uint64_t first = (uint64_t{insn.dram_base} + uint64_t{r} * insn.x_stride) * e;
+  return {first, first + uint64_t{insn.x_size} * e};
+}
+
 std::vector<Instruction> relocate(const HwConfig& cfg, const std::vector<Instruction>& insns,
                                   uint64_t base_bytes) {
   if (base_bytes % kImageAlign != 0) {

@@ -73,6 +73,18 @@ struct Program {
 /// BATCH*BLOCK_OUT bytes per element; UOP: 4). Throws UserError for a value outside MemType.
 uint32_t dram_elem_bytes(const HwConfig& cfg, MemType type);
 
+/// DRAM bytes [first, end) of one row of a LOAD/STORE.
+struct DramRow {
+  uint64_t first = 0;
+  uint64_t end = 0;
+};
+
+/// The DRAM bytes of row r (0 <= r < y_size) of a LOAD/STORE: first = (dram_base + r * x_stride)
+/// * E, end = first + x_size * E, with E = dram_elem_bytes(cfg, insn.mem_type) (isa.md: DRAM
+/// addresses are in elements of the memory type). Image-relative when dram_base is. Pads touch no
+/// DRAM. Throws UserError for a memory type outside MemType.
+DramRow dram_row(const HwConfig& cfg, const Instruction& insn, uint32_t r);
+
 /// Returns `insns` with every LOAD/STORE dram_base moved by base_bytes / dram_elem_bytes.
 /// Throws UserError if base_bytes is not a multiple of kImageAlign or a relocated dram_base
 /// would not fit 32 bits (the message names the instruction index).

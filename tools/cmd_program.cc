@@ -135,10 +135,8 @@ void check_segment_footprints(const isa::Program& p) {
       continue;
     }
     const bool store = in.opcode == isa::Opcode::kStore;
-    const uint64_t e = isa::dram_elem_bytes(p.config, in.mem_type);
     for (uint32_t r = 0; r < in.y_size; ++r) {
-      const uint64_t first = (uint64_t(in.dram_base) + uint64_t(r) * in.x_stride) * e;
-      const uint64_t end = first + uint64_t(in.x_size) * e;
+      const auto [first, end] = isa::dram_row(p.config, in, r);
       const isa::Segment* inside = nullptr;
       for (const isa::Segment& seg : p.segments) {
         if (first >= seg.offset_bytes && end <= seg.offset_bytes + seg.size_bytes) inside = &seg;

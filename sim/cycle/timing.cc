@@ -24,12 +24,10 @@ uint64_t append_row_bursts(const isa::HwConfig& cfg, uint64_t addr, uint64_t byt
 uint64_t append_dma_bursts(const isa::HwConfig& cfg, const isa::Instruction& insn,
                            std::vector<Burst>& out) {
   if (insn.x_size == 0 || insn.y_size == 0) return 0;
-  const uint64_t e = isa::dram_elem_bytes(cfg, insn.mem_type);
-  const uint64_t row_bytes = uint64_t(insn.x_size) * e;
   uint64_t total = 0;
-  for (uint64_t r = 0; r < insn.y_size; ++r) {
-    const uint64_t a = (uint64_t(insn.dram_base) + r * insn.x_stride) * e;
-    total += append_row_bursts(cfg, a, row_bytes, out);
+  for (uint32_t r = 0; r < insn.y_size; ++r) {
+    const isa::DramRow row = isa::dram_row(cfg, insn, r);
+    total += append_row_bursts(cfg, row.first, row.end - row.first, out);
   }
   return total;
 }
@@ -37,11 +35,10 @@ uint64_t append_dma_bursts(const isa::HwConfig& cfg, const isa::Instruction& ins
 uint64_t dma_beats(const isa::HwConfig& cfg, const isa::Instruction& insn) {
   if (insn.x_size == 0 || insn.y_size == 0) return 0;
   const uint64_t w = uint64_t(cfg.bus_bytes());
-  const uint64_t e = isa::dram_elem_bytes(cfg, insn.mem_type);
-  const uint64_t row_bytes = uint64_t(insn.x_size) * e;
   uint64_t total = 0;
-  for (uint64_t r = 0; r < insn.y_size; ++r) {
-    total += aligned_beats((uint64_t(insn.dram_base) + r * insn.x_stride) * e, row_bytes, w);
+  for (uint32_t r = 0; r < insn.y_size; ++r) {
+    const isa::DramRow row = isa::dram_row(cfg, insn, r);
+    total += aligned_beats(row.first, row.end - row.first, w);
   }
   return total;
 }
@@ -49,12 +46,10 @@ uint64_t dma_beats(const isa::HwConfig& cfg, const isa::Instruction& insn) {
 uint64_t dma_burst_count(const isa::HwConfig& cfg, const isa::Instruction& insn) {
   if (insn.x_size == 0 || insn.y_size == 0) return 0;
   const uint64_t w = uint64_t(cfg.bus_bytes());
-  const uint64_t e = isa::dram_elem_bytes(cfg, insn.mem_type);
-  const uint64_t row_bytes = uint64_t(insn.x_size) * e;
   uint64_t total = 0;
-  for (uint64_t r = 0; r < insn.y_size; ++r) {
-    const uint64_t b = aligned_beats((uint64_t(insn.dram_base) + r * insn.x_stride) * e,
-                                     row_bytes, w);
+  for (uint32_t r = 0; r < insn.y_size; ++r) {
+    const isa::DramRow row = isa::dram_row(cfg, insn, r);
+    const uint64_t b = aligned_beats(row.first, row.end - row.first, w);
     total += (b + kMaxBurstBeats - 1) / kMaxBurstBeats;
   }
   return total;

@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "isa/program.h"
 #include "isa/spec.h"
 #include "sim/common/queues.h"
 #include "sim/common/systemc_models.h"
@@ -153,18 +154,6 @@ class PageCopier {
   std::vector<bool> copied_;
 };
 
-uint64_t elem_bytes(const isa::HwConfig& c, isa::MemType t) {
-  switch (t) {
-    case isa::MemType::kUop: return uint64_t(c.uop_elem_bytes());
-    case isa::MemType::kInp: return uint64_t(c.inp_elem_bytes());
-    case isa::MemType::kWgt: return uint64_t(c.wgt_elem_bytes());
-    case isa::MemType::kAcc: return uint64_t(c.acc_elem_bytes());
-    case isa::MemType::kAcc8: return uint64_t(c.batch()) * uint64_t(c.block_out());
-    case isa::MemType::kOut: return uint64_t(c.out_elem_bytes());
-  }
-  return 0;
-}
-
 /// Loop count of a GEMM/ALU: iter_out * iter_in * (uop_end - uop_bgn), 0 when empty.
 uint64_t loop_count(const isa::Instruction& i) {
   if (i.uop_end <= i.uop_bgn) return 0;
@@ -284,9 +273,10 @@ class RtlSimulatorImpl final : public RtlSimulator {
       }
       if (insn.opcode == isa::Opcode::kFinish) break;
       if (insn.opcode != isa::Opcode::kLoad || insn.x_size == 0) continue;
-      const uint64_t e = elem_bytes(cfg_, insn.mem_type);
-      for (uint64_t r = 0; r < insn.y_size; ++r) {
-        pages.copy((uint64_t(insn.dram_base) + r * insn.x_stride) * e, uint64_t(insn.x_size) * e);
+      if (uint8_t(insn.mem_type) > uint8_t(isa::MemType::kAcc8)) continue;  // fsim reports it
+      for (uint32_t r = 0; r < insn.y_size; ++r) {
+        const isa::DramRow row = isa::dram_row(cfg_, insn, r);
+        pages.copy(row.first, row.end - row.first);
       }
     }
     return shadow_.run(scratch, insn_addr, insn_count).counters;

@@ -127,10 +127,9 @@ int mod_index(Module m) { return static_cast<int>(m); }
 std::vector<std::pair<uint64_t, uint64_t>> dram_rows(const isa::Instruction& in, const isa::HwConfig& cfg) {
   std::vector<std::pair<uint64_t, uint64_t>> rows;
   if (in.x_size == 0 || in.y_size == 0) return rows;
-  const uint64_t e = isa::dram_elem_bytes(cfg, in.mem_type);
   for (uint32_t r = 0; r < in.y_size; ++r) {
-    const uint64_t first = (uint64_t(in.dram_base) + uint64_t(r) * in.x_stride) * e;
-    rows.emplace_back(first, first + uint64_t(in.x_size) * e);
+    const isa::DramRow row = isa::dram_row(cfg, in, r);
+    rows.emplace_back(row.first, row.end);
   }
   return rows;
 }
