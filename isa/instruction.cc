@@ -48,6 +48,11 @@ std::string_view to_string(Module m) {
   return "invalid";
 }
 
+uint64_t loop_uops(const Instruction& insn) {
+  if (insn.uop_end <= insn.uop_bgn) return 0;
+  return uint64_t{insn.iter_out} * insn.iter_in * (insn.uop_end - insn.uop_bgn);
+}
+
 std::string_view to_string(TokenQueue q) {
   switch (q) {
     case TokenQueue::kL2G: return "l2g";

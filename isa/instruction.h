@@ -41,6 +41,11 @@ std::string_view to_string(Module m);
 /// "l2g", "g2l", "g2s", "s2g" ("invalid" outside the enum).
 std::string_view to_string(TokenQueue q);
 
+struct Instruction;
+/// Micro-ops a GEMM or ALU issues (its loop nest, isa.md): iter_out * iter_in * (uop_end -
+/// uop_bgn), 0 when uop_end <= uop_bgn. VTA's gemm/alu counters count the same.
+uint64_t loop_uops(const Instruction& insn);
+
 /// "load->compute", "compute->load", "compute->store", "store->compute".
 std::string_view token_queue_route(TokenQueue q);
 

@@ -495,7 +495,7 @@ void Datapath::gemm(const Instruction& insn, uint32_t insn_index, Counters& c) {
     return;
   }
   run_gemm_kernel(&n);
-  c.gemm_counter += uint64_t(insn.iter_out) * insn.iter_in * (insn.uop_end - insn.uop_bgn);
+  c.gemm_counter += isa::loop_uops(insn);
 }
 
 void Datapath::alu(const Instruction& insn, uint32_t insn_index, Counters& c) {
@@ -524,7 +524,7 @@ void Datapath::alu(const Instruction& insn, uint32_t insn_index, Counters& c) {
     default:
       fail(insn, insn_index, fmt::format("unknown alu_opcode {}", unsigned(insn.alu_op)));
   }
-  c.alu_counter += uint64_t(insn.iter_out) * insn.iter_in * (insn.uop_end - insn.uop_bgn);
+  c.alu_counter += isa::loop_uops(insn);
 }
 
 }  // namespace tessel::sim

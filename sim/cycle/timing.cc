@@ -67,11 +67,6 @@ uint64_t pad_elems(const isa::Instruction& insn) {
   return rows * cols - uint64_t(insn.y_size) * insn.x_size;
 }
 
-uint64_t loop_uops(const isa::Instruction& insn) {
-  if (insn.uop_end <= insn.uop_bgn) return 0;
-  return uint64_t(insn.iter_out) * insn.iter_in * (insn.uop_end - insn.uop_bgn);
-}
-
 uint64_t compute_done(const isa::Instruction& insn, uint64_t start) {
   const uint64_t n = loop_uops(insn);
   return n == 0 ? start : start + n + kComputePipelineDepth;

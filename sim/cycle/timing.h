@@ -63,9 +63,8 @@ uint64_t append_fetch_bursts(const isa::HwConfig& cfg, uint64_t addr, uint32_t i
 /// pads-only LOAD (y_size = 0).
 uint64_t pad_elems(const isa::Instruction& insn);
 
-/// Uops of a GEMM or ALU (section 5.3): iter_out * iter_in * (uop_end - uop_bgn), 0 when
-/// uop_end <= uop_bgn.
-uint64_t loop_uops(const isa::Instruction& insn);
+/// Uops of a GEMM or ALU (section 5.3): isa::loop_uops.
+using isa::loop_uops;
 
 /// Done cycle D of a GEMM (reset or not) or ALU started in S (section 5.3): S + n + 4 with n =
 /// loop_uops(insn), S when n is 0.

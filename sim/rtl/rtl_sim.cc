@@ -154,11 +154,6 @@ class PageCopier {
   std::vector<bool> copied_;
 };
 
-/// Loop count of a GEMM/ALU: iter_out * iter_in * (uop_end - uop_bgn), 0 when empty.
-uint64_t loop_count(const isa::Instruction& i) {
-  if (i.uop_end <= i.uop_bgn) return 0;
-  return uint64_t(i.iter_out) * i.iter_in * (i.uop_end - i.uop_bgn);
-}
 
 class RtlSimulatorImpl final : public RtlSimulator {
  public:
@@ -291,7 +286,7 @@ class RtlSimulatorImpl final : public RtlSimulator {
       s.by_module[size_t(insn.module())].push_back(i);
       uint64_t quiet = 0;
       if (insn.opcode == isa::Opcode::kGemm || insn.opcode == isa::Opcode::kAlu) {
-        quiet = loop_count(insn) + 4;
+        quiet = isa::loop_uops(insn) + 4;  // n uops + the 5-stage pipeline (spec section 5.3)
       } else if (insn.opcode == isa::Opcode::kLoad) {
         quiet = (uint64_t(insn.y_pad_0) + insn.y_size + insn.y_pad_1) *
                 (uint64_t(insn.x_pad_0) + insn.x_size + insn.x_pad_1);
