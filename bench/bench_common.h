@@ -4,12 +4,20 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <new>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "compiler/backend/accel/lower_conv2d.h"
 #include "isa/program.h"
@@ -249,5 +257,41 @@ inline std::vector<int8_t> run_program(TimedDevice& dev, const isa::Program& pro
   return result;
 }
 
+
+/// Checks, before the benchmark runs, that `path` (the value of `option`) can be written: not a
+/// directory, and openable for writing (a file the check creates is removed again). Throws
+/// IoError "--json /x/y.json: cannot open for writing (No such file or directory)".
+inline void check_writable(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw_io_error("{} {}: is a directory", option, path);
+  const bool existed = std::filesystem::exists(path, ec);
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its bytes
+    if (!f) throw_io_error("{} {}: cannot open for writing ({})", option, path, std::strerror(errno));
+  }
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
+/// Runs a benchmark's `run(argc, argv)` with the exit codes of the `tessel` command line
+/// (tools/main.cc): its own result (0 every check passed, 1 a check failed), 1 with one
+/// "error: ..." line for an error at run time, 2 for a usage error (bad option or value).
+inline int run_bench_main(int argc, char** argv, int (*run)(int, char**)) {
+  try {
+    return run(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "error: {} (see --help)\n", e.what());
+    return 2;
+  } catch (const tessel::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: internal error: {}\n", e.what());
+    return 1;
+  }
+}
 
 }  // namespace tessel::bench

@@ -700,20 +700,6 @@ nlohmann::json to_json(const ConfigResult& cr, bool network_mode, bool have_cycl
   return j;
 }
 
-/// Checks, before the benchmark runs, that `path` (the value of `option`) can be written: not a
-/// directory, and openable for writing (a file the check creates is removed again). Throws
-/// IoError "--json /x/y.json: cannot open for writing (No such file or directory)".
-void check_writable(const std::string& path, const char* option) {
-  if (path.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw_io_error("{} {}: is a directory", option, path);
-  const bool existed = std::filesystem::exists(path, ec);
-  {
-    std::ofstream f(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its bytes
-    if (!f) throw_io_error("{} {}: cannot open for writing ({})", option, path, std::strerror(errno));
-  }
-  if (!existed) std::filesystem::remove(path, ec);
-}
 
 /// Parses the command line (prints --help and returns 0; throws CLI::ParseError for usage
 /// errors) and runs the benchmark. Returns 0 when every check passed, 1 otherwise.
@@ -919,22 +905,6 @@ int run_main(int argc, char** argv) {
 }  // namespace
 }  // namespace tessel::bench
 
-// Exit codes as the `tessel` command line (tools/main.cc): 0 every check passed, 1 a check failed
-// or an error at run time (one "error: ..." line), 2 a usage error (bad option or value).
 int main(int argc, char** argv) {
-  try {
-    return tessel::bench::run_main(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "error: {} (see --help)\n", e.what());
-    return 2;
-  } catch (const tessel::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "error: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: internal error: {}\n", e.what());
-    return 1;
-  }
+  return tessel::bench::run_bench_main(argc, argv, tessel::bench::run_main);
 }

@@ -10,12 +10,6 @@
 namespace tessel::isa {
 namespace {
 
-std::string all(const std::vector<Diagnostic>& d) {
-  std::string s;
-  for (const auto& x : d) s += x.message + "\n";
-  return s;
-}
-
 // Replaces line `line` (0-based, counting every line of legal_kernel_text()) by `text`.
 Program kernel_with(size_t line, const std::string& text, HwConfig cfg = HwConfig{}) {
   std::string src = legal_kernel_text();

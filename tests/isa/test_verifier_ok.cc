@@ -10,12 +10,6 @@
 namespace tessel::isa {
 namespace {
 
-std::string all(const std::vector<Diagnostic>& d) {
-  std::string s;
-  for (const auto& x : d) s += x.message + "\n";
-  return s;
-}
-
 TEST(IsaVerifier, AcceptsLegalKernel) {
   const Program p = legal_kernel();
   const auto d = check_program(p);

@@ -10,16 +10,11 @@
 #include "isa/asm.h"
 #include "isa/verifier.h"
 #include "race_fixtures.h"
+#include "verifier_fixtures.h"
 #include "support/error.h"
 
 namespace tessel::isa {
 namespace {
-
-std::string all(const std::vector<Diagnostic>& d) {
-  std::string s;
-  for (const auto& x : d) s += x.message + "\n";
-  return s;
-}
 
 // Expects exactly these race diagnostics, at these instructions, in this order.
 void expect_races(const Program& p, const std::vector<std::pair<size_t, std::string>>& want) {

@@ -13,12 +13,6 @@
 namespace tessel::isa {
 namespace {
 
-std::string all(const std::vector<Diagnostic>& d) {
-  std::string s;
-  for (const auto& x : d) s += x.message + "\n";
-  return s;
-}
-
 TEST(IsaVerifierRacesOk, OrderedFormsAreAccepted) {
   for (const Program& p : {race_inp_raw(true), race_inp_war(true), race_out_raw(true), race_out_war(true),
                            race_pads(true), race_transitive(true), race_dram_raw(true), race_dram_war(true),

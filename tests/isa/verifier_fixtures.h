@@ -1,13 +1,23 @@
 // A legal VTA-style kernel shared by the verifier tests: load a uop table, INP and WGT, GEMM with
-// reset, ALU shift, store, then VTA's end-of-run synchronisation and FINISH.
+// reset, ALU shift, store, then VTA's end-of-run synchronisation and FINISH; and all(), which
+// prints a verifier's diagnostics for failure messages.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "isa/asm.h"
 #include "isa/program.h"
+#include "isa/verifier.h"
 
 namespace tessel::isa {
+
+/// Every diagnostic's message, one per line (for test failure output).
+inline std::string all(const std::vector<Diagnostic>& d) {
+  std::string s;
+  for (const auto& x : d) s += x.message + "\n";
+  return s;
+}
 
 inline std::string legal_kernel_text() {
   // Image: uop segment at byte 0, INP at 4096 (element 256 of 16 B), WGT at 8192 (element 32 of
