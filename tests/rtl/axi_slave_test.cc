@@ -101,7 +101,9 @@ TEST(RtlAxiSlave, HandComputedBusSchedule) {
     }
     EXPECT_EQ(d.wready, x.wready);
     EXPECT_EQ(d.bvalid, x.bvalid);
-    if (x.bvalid) EXPECT_EQ(d.bid, x.bid);
+    if (x.bvalid) {
+      EXPECT_EQ(d.bid, x.bid);
+    }
     const MasterSignals ms = m.count(t) ? m[t] : MasterSignals{};
     const bool activity = slave.sample(t, ms);
     EXPECT_EQ(activity, m.count(t) > 0 || e.count(t) > 0);

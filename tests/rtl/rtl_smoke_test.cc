@@ -83,7 +83,9 @@ void expect_matches_fsim(RtlSimulator& rtl, const isa::Program& p) {
     EXPECT_EQ(tl[i].opcode, p.insns[i].opcode);
     EXPECT_LT(tl[i].dispatch, tl[i].start) << "instruction " << i;  // a push is visible next cycle
     EXPECT_LE(tl[i].start, tl[i].end) << "instruction " << i;
-    if (i > 0) EXPECT_GT(tl[i].dispatch, tl[i - 1].dispatch);  // one dispatch per cycle, in order
+    if (i > 0) {
+      EXPECT_GT(tl[i].dispatch, tl[i - 1].dispatch);  // one dispatch per cycle, in order
+    }
   }
   EXPECT_EQ(tl.back().opcode, isa::Opcode::kFinish);
   EXPECT_EQ(rs.cycles, tl.back().end + 1);
