@@ -13,6 +13,15 @@
 
 namespace tessel::runtime {
 
+/// The largest tensor (activation, constant or kernel workspace) Tessel allocates: 1 GiB, in
+/// bytes of the tensor's layout. The compiler rejects a model any of whose tensors (after shape
+/// inference) is larger, naming the node and the size, before anything is allocated; the
+/// executable loader and the graph executor check it again for executables from elsewhere.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 30;
+/// The largest sum of the bytes of all tensors of one executable (what the graph executor may
+/// hold at once): 8 GiB.
+inline constexpr int64_t kMaxTotalTensorBytes = int64_t{8} << 30;
+
 /// Element types. Quantised tensors are always kI8 with QuantParams (uint8 models are shifted
 /// by -128 at import).
 enum class DType : uint8_t { kF32 = 0, kI8 = 1, kI32 = 2, kI64 = 3 };

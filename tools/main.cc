@@ -75,8 +75,9 @@ CLI::Validator sim_kind_validator(const std::vector<std::string>& allowed, const
 }
 
 int fail(const std::string& msg, int code) {
-  std::string m = one_line(msg);
-  if (!m.empty()) m[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(m[0])));
+  // The message is printed as its author wrote it: never re-cased (a file name 'Short_Input.bin'
+  // must not become another file's name).
+  const std::string m = one_line(msg);
   std::cout.flush();
   std::cerr << "error: " << m << "\n";
   return code;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::compiler::ir {
 
@@ -374,7 +375,9 @@ std::vector<int64_t> attr_ints(const Node& n, const std::string& key, std::vecto
   return v;
 }
 
-std::string describe(const Node& n) { return fmt::format("node '{}' ({})", n.name, n.op); }
+std::string describe(const Node& n) {
+  return fmt::format("node {} ({})", support::quote(n.name), support::escape_bytes(n.op));
+}
 
 void throw_unsupported(const Node& n, const std::string& reason) {
   throw UserError(fmt::format("{}: {}", describe(n), reason));

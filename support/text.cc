@@ -1,0 +1,75 @@
+#include "support/text.h"
+
+#include <cstdint>
+
+namespace tessel::support {
+namespace {
+
+// Length of the well-formed UTF-8 sequence starting at s[i] (2..4), or 0 if there is none.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(i);
+  size_t len = 0;
+  uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte (RFC 3629, table 3-7)
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (size_t k = 2; k < len; ++k)
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  return len;
+}
+
+void append_hex(std::string& out, uint8_t c) {
+  static const char* kDigits = "0123456789abcdef";
+  out += "\\x";
+  out += kDigits[c >> 4];
+  out += kDigits[c & 15];
+}
+
+std::string escape_impl(std::string_view s, bool escape_quote) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const uint8_t c = static_cast<uint8_t>(s[i]);
+    if (c < 0x20 || c == 0x7F) {
+      append_hex(out, c);
+      ++i;
+    } else if (c == '\\') {
+      out += "\\\\";
+      ++i;
+    } else if (c == '\'' && escape_quote) {
+      out += "\\'";
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (const size_t len = utf8_sequence(s, i); len > 0) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      append_hex(out, c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string escape_bytes(std::string_view s) { return escape_impl(s, false); }
+
+std::string quote(std::string_view s) { return "'" + escape_impl(s, true) + "'"; }
+
+}  // namespace tessel::support

@@ -1,0 +1,23 @@
+// Text helpers for messages: user-given names (file paths, ONNX node and tensor names, segment
+// names, JSON keys) are quoted exactly as given, with bytes that cannot be shown escaped, so a
+// message never carries control bytes, NULs or broken UTF-8 from an input file, and two different
+// names never print the same.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tessel::support {
+
+/// `s` with every byte that is not printable escaped: bytes 0x00..0x1F and 0x7F become "\xNN"
+/// (two lower-case hex digits), a backslash becomes "\\", and bytes >= 0x80 that are not part of a
+/// well-formed UTF-8 sequence (RFC 3629: no overlongs, no surrogates, at most U+10FFFF) become
+/// "\xNN"; well-formed multi-byte UTF-8 is kept. Letter case is never changed. The result has no
+/// byte below 0x20 and no NUL, so it can be embedded in a one-line message.
+std::string escape_bytes(std::string_view s);
+
+/// escape_bytes(s) between single quotes, with a single quote inside escaped as "\'":
+/// quote("a'b") == "'a\\'b'". Use it for every user-given name in a message.
+std::string quote(std::string_view s);
+
+}  // namespace tessel::support
