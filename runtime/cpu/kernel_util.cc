@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "support/checked.h"
+
 namespace tessel::runtime::cpu::detail {
 
 std::string where(const Step& step) { return fmt::format("step '{}' ({})", step.name, step.op); }
@@ -194,20 +196,15 @@ PoolGeom pool_geom(const KernelCall& call, bool avg) {
     fail(call, fmt::format("pads [{}] must be smaller than the kernel [{}, {}]",
                            fmt::join(p, ", "), g.kh, g.kw));
   }
-  const int64_t spanh = g.ih + g.pt + g.pb - g.kh, spanw = g.iw + g.pl + g.pr - g.kw;
-  if (spanh < 0 || spanw < 0) {
+  if (g.ih < 1 || g.iw < 1) {
+    fail(call, fmt::format("input '{}' has an empty spatial extent [{}, {}]", x.name, g.ih, g.iw));
+  }
+  // Pads are smaller than the kernel (checked above), so the padded extent cannot overflow.
+  g.oh = window_output_size(g.ih, g.pt, g.pb, g.kh, g.sh, ceil_mode);
+  g.ow = window_output_size(g.iw, g.pl, g.pr, g.kw, g.sw, ceil_mode);
+  if (g.oh < 1 || g.ow < 1) {
     fail(call, fmt::format("kernel [{}, {}] is larger than the padded input [{}, {}]", g.kh, g.kw,
                            g.ih + g.pt + g.pb, g.iw + g.pl + g.pr));
-  }
-  if (ceil_mode) {
-    g.oh = (spanh + g.sh - 1) / g.sh + 1;
-    g.ow = (spanw + g.sw - 1) / g.sw + 1;
-    // ONNX/PyTorch: the last window must start inside the input or the begin padding.
-    if ((g.oh - 1) * g.sh >= g.ih + g.pt) --g.oh;
-    if ((g.ow - 1) * g.sw >= g.iw + g.pl) --g.ow;
-  } else {
-    g.oh = spanh / g.sh + 1;
-    g.ow = spanw / g.sw + 1;
   }
   if (avg) g.count_include_pad = attr_bool(st, "count_include_pad", false);
   const std::vector<int64_t> expect{g.n, g.c, g.oh, g.ow};
@@ -221,6 +218,25 @@ PoolGeom pool_geom(const KernelCall& call, bool avg) {
 }  // namespace tessel::runtime::cpu::detail
 
 namespace tessel::runtime::cpu {
+
+int64_t window_output_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t kernel,
+                           int64_t stride, bool ceil_mode) {
+  if (in < 1 || pad_begin < 0 || pad_end < 0 || kernel < 1 || stride < 1) {
+    throw UserError(fmt::format("window: input {}, pads [{}, {}], kernel {} and stride {} must be "
+                                "positive (pads non-negative)",
+                                in, pad_begin, pad_end, kernel, stride));
+  }
+  const int64_t begin = support::checked_add(in, pad_begin, "window: padded input");
+  const int64_t padded = support::checked_add(begin, pad_end, "window: padded input");
+  if (padded < kernel) return 0;
+  const int64_t span = padded - kernel;
+  if (!ceil_mode) return span / stride + 1;
+  int64_t out = span / stride + (span % stride != 0 ? 1 : 0) + 1;
+  // The last window starts at (out - 1) * stride (relative to the padded start); ONNX drops it
+  // when that is at or after `begin`, i.e. when out - 1 >= ceil(begin / stride).
+  if (out - 1 >= (begin - 1) / stride + 1) --out;
+  return out;
+}
 
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   const size_t r = std::max(a.size(), b.size());

@@ -60,7 +60,31 @@ PoolGeom pool_geom(const KernelCall& call, bool avg);
 
 /// Throws UserError("qconv2d: invalid parameters ...") unless the QConv2dParams are consistent
 /// (positive sizes and strides, non-negative pads, groups dividing both channel counts, kernel
-/// within the padded input, 1 or OC multipliers and shifts).
+/// within the padded input, 1 or OC multipliers and shifts), and UserError("qconv2d: working
+/// memory of N bytes ...") when qconv2d_scratch_bytes(p) exceeds runtime::kMaxTensorBytes.
 void check_qconv2d_params(const QConv2dParams& p);
+
+/// Accumulators per output channel per tile of qconv2d() (8 KiB of int32), and the element count
+/// its inner-loop runs are rounded up to.
+inline constexpr int64_t kQConvTileElems = 2048;
+inline constexpr int64_t kQConvRunAlign = 16;
+
+/// The geometry and buffer sizes (in elements) of one qconv2d() call: the one place they are
+/// computed, so that qconv2d() allocates exactly what qconv2d_scratch_bytes() reports. Every
+/// product and sum is overflow-checked (UserError "qconv2d: working memory ... overflows ...").
+/// `p` must pass check_qconv2d_params' shape checks (its working-memory bound excepted).
+struct QConvScratch {
+  int64_t ph2 = 0, pw2 = 0;      ///< rows and row pitch of one stride-phase plane
+  int64_t plane = 0, chan = 0;   ///< elements of one phase plane / of one channel (all phases)
+  int64_t tile_rows = 0;         ///< output rows per accumulator tile
+  int64_t tile = 0;              ///< accumulators per output channel per tile (run-aligned)
+  int64_t pad_elems = 0;         ///< int16 elements of the padded, phase-split input copy
+  int64_t acc_elems = 0;         ///< int32 accumulators (4 channels per block)
+  int64_t taps = 0;              ///< taps per output channel: IC/groups * KH * KW
+  int64_t weight_elems = 0;      ///< int32 weight copy: OC * taps
+  /// Bytes of all of the above (plus the int64 tap offsets).
+  int64_t bytes = 0;
+};
+QConvScratch qconv_scratch(const QConv2dParams& p);
 
 }  // namespace tessel::runtime::cpu::detail

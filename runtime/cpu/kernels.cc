@@ -8,6 +8,7 @@
 #include <map>
 
 #include "runtime/cpu/kernel_util.h"
+#include "support/checked.h"
 
 namespace tessel::runtime::cpu {
 
@@ -486,10 +487,22 @@ void k_conv2d_f32(const KernelCall& c) {
                         "weight input channels {}",
                         groups, ic, oc, icg));
   }
-  const int64_t ekh = (kh - 1) * d[0] + 1, ekw = (kw - 1) * d[1] + 1;
-  const int64_t oh = (ih + p[0] + p[2] - ekh) / s[0] + 1, ow = (iw + p[1] + p[3] - ekw) / s[1] + 1;
+  if (ih < 1 || iw < 1 || kh < 1 || kw < 1) {
+    fail(c, fmt::format("input x '{}' [{}] and weights '{}' [{}] must have positive spatial sizes",
+                        x.name, fmt::join(x.shape, ", "), w.name, fmt::join(w.shape, ", ")));
+  }
+  int64_t oh = 0, ow = 0;
+  try {
+    const char* what = "dilated kernel";
+    const int64_t ekh = support::checked_add(support::checked_mul(kh - 1, d[0], what), 1, what);
+    const int64_t ekw = support::checked_add(support::checked_mul(kw - 1, d[1], what), 1, what);
+    oh = window_output_size(ih, p[0], p[2], ekh, s[0], false);
+    ow = window_output_size(iw, p[1], p[3], ekw, s[1], false);
+  } catch (const UserError& e) {
+    fail(c, e.what());
+  }
   const std::vector<int64_t> expect{n, oc, oh, ow};
-  if (ih + p[0] + p[2] < ekh || iw + p[1] + p[3] < ekw || y.shape != expect) {
+  if (oh < 1 || ow < 1 || y.shape != expect) {
     fail(c, fmt::format("output '{}' has shape [{}], the convolution gives [{}]", y.name,
                         fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }

@@ -43,9 +43,9 @@
 // | pack_nchwnc    | i8 NCHW -> i8 NCHWnc            | {} (blocks from the output TensorDesc)     |
 // | unpack_nchwnc  | i8 NCHWnc -> i8 NCHW            | {}                                         |
 //
-// Pool output sizes: out = floor((in + pad_begin + pad_end - kernel) / stride) + 1, or ceil(...)
-// + 1 with ceil_mode (ONNX MaxPool/AveragePool); the output TensorDesc must have exactly that
-// shape.
+// Pool and convolution output sizes: window_output_size() below (ONNX's rule, including
+// ceil_mode's dropped last window); the output TensorDesc must have exactly that shape. Pools
+// need every pad smaller than the kernel (as ONNX Runtime does).
 #pragma once
 
 #include <cstdint>
@@ -96,12 +96,33 @@ void run_kernel(const KernelCall& call);
 /// and y [N,OC,OH,OW] into QConv2dParams, checking every value (positive strides, non-negative
 /// pads, groups dividing C and OC, w's second dimension = C/groups, y's shape = the conv's
 /// output, requant ranges of runtime/qnn.h, one or OC multipliers/shifts, in_zero_point in
-/// [-128, 127]). Throws UserError naming the step and the value.
+/// [-128, 127], the working memory of qconv2d_scratch_bytes() within runtime::kMaxTensorBytes).
+/// Throws UserError naming the step and the value.
 QConv2dParams parse_qconv2d(const Step& step, const TensorDesc& x, const TensorDesc& w,
                             const TensorDesc& y);
 /// Parses a "requant" JSON object (see runtime/qnn.h for the fields and ranges) for `oc` output
 /// channels; `where` names the step in errors.
 Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view where);
+
+/// The number of positions of a sliding window (convolution or pool) along one spatial dimension,
+/// ONNX's rule: with the padded extent p = in + pad_begin + pad_end,
+///   out = floor((p - kernel) / stride) + 1, or, with ceil_mode, ceil((p - kernel) / stride) + 1
+/// less the last position when that window would start in the end padding (at or after
+/// in + pad_begin): ONNX (and PyTorch) drop such windows. This is the one implementation of the
+/// rule: the compiler's shape inference (ir::window_2d), the float reference interpreter and the
+/// CPU pool and convolution kernels all call it. Sizes in elements. Returns 0 when the kernel is
+/// larger than the padded extent. Throws UserError("window: ...") for in < 1, negative pads,
+/// kernel or stride < 1, or a padded extent that overflows int64.
+int64_t window_output_size(int64_t in, int64_t pad_begin, int64_t pad_end, int64_t kernel,
+                           int64_t stride, bool ceil_mode);
+
+/// Bytes of working memory qconv2d() allocates for `p`: the zero-point-subtracted, zero-padded
+/// int16 copy of one group's input channels split into stride phases (plus its zeroed tail), the
+/// int32 accumulator tiles, the int32 copy of the weights and the int64 tap offsets. Every product
+/// is overflow-checked: throws UserError("qconv2d: working memory ... overflows ...") when it does
+/// not fit int64. `p` must pass qconv2d's parameter checks (positive sizes and strides,
+/// non-negative pads, kernel within the padded input).
+int64_t qconv2d_scratch_bytes(const QConv2dParams& p);
 
 /// The optimised integer convolution: same arguments and bit-exact results as
 /// qconv2d_reference() of runtime/qnn.h (in NCHW int8, w OIHW int8, bias int32 [OC], out NCHW
@@ -113,7 +134,8 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
 /// copy and tap offsets live in thread-local buffers that are reused too). The inner loops are
 /// compiled for AVX2 and for baseline x86-64 and picked at load time (integer arithmetic:
 /// identical results either way). Throws UserError("qconv2d: invalid parameters ...") for
-/// inconsistent QConv2dParams.
+/// inconsistent QConv2dParams, and UserError("qconv2d: working memory of N bytes ...") when
+/// qconv2d_scratch_bytes(p) exceeds runtime::kMaxTensorBytes, before allocating anything.
 void qconv2d(const QConv2dParams& p, const int8_t* in, const int8_t* w, const int32_t* bias,
              int8_t* out, std::vector<int16_t>& pad_scratch, std::vector<int32_t>& acc_scratch);
 /// Convenience overload with its own scratch buffers.

@@ -10,24 +10,23 @@
 // whole tile of output rows: acc[i] += w * plane[i + offset(ky, kx)], i = row * row_pitch + col.
 // Blocks of up to 4 output channels share each input load and taps are taken two at a time, so
 // the inner loop is a dense widening multiply-add over int32 accumulators that stay in L1
-// (tiles of about kTileElems accumulators per channel). Columns past the output width are
-// computed and discarded. Accumulation wraps at 32 bits exactly like the GEMM core.
+// (tiles of about detail::kQConvTileElems accumulators per channel). Columns past the output
+// width are computed and discarded. Accumulation wraps at 32 bits exactly like the GEMM core.
+// Buffer sizes come from detail::qconv_scratch() (runtime/cpu/qconv2d_attrs.cc), which
+// qconv2d_scratch_bytes() reports and check_qconv2d_params() bounds.
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 
 namespace tessel::runtime::cpu {
 
-namespace detail {
-void check_qconv2d_params(const QConv2dParams& p);  // runtime/cpu/qconv2d_attrs.cc
-}  // namespace detail
 using detail::check_qconv2d_params;
 
 namespace {
 
-constexpr int64_t kTileElems = 2048;  // accumulators per output channel per tile (8 KiB)
-constexpr int64_t kRunAlign = 16;     // inner-loop runs are rounded up to this many elements
+constexpr int64_t kRunAlign = detail::kQConvRunAlign;  // inner-loop runs are rounded up to this
 
 // acc_j[i] += w_j0 * s0[i] + w_j1 * s1[i] for j < NB (two taps), wrapping at 32 bits.
 template <int NB>
@@ -65,6 +64,7 @@ struct Geo {
   int64_t plane;          // elements per phase plane
   int64_t chan;           // elements per channel (all phases)
   int64_t oh, ow;
+  int64_t tile;           // accumulators per output channel per tile (run-aligned)
 };
 
 // Accumulates taps [0, T) for NB channels whose weights start at `wq` (layout [NB][T]) over
@@ -106,7 +106,7 @@ void conv_group(const Geo& g, const int16_t* pad, const int64_t* tap_off, const 
                 const Requant& rq, int64_t oc0, int64_t ocg, int8_t* out_n, uint32_t* acc,
                 int64_t tile_rows) {
   const int64_t taps = g.icg * g.kh * g.kw;
-  const int64_t tile = (tile_rows * g.pw2 + kRunAlign - 1) / kRunAlign * kRunAlign;
+  const int64_t tile = g.tile;
   for (int64_t ob = 0; ob < ocg; ob += 4) {
     const int nb = static_cast<int>(std::min<int64_t>(4, ocg - ob));
     const int32_t* wb = wq + ob * taps;
@@ -154,7 +154,10 @@ void conv_group(const Geo& g, const int16_t* pad, const int64_t* tap_off, const 
 
 void qconv2d(const QConv2dParams& p, const int8_t* in, const int8_t* w, const int32_t* bias,
              int8_t* out, std::vector<int16_t>& pad_scratch, std::vector<int32_t>& acc_scratch) {
+  // Checks the parameters and bounds the working memory (qconv_scratch, overflow-checked, the
+  // one computation of these sizes) before anything is allocated.
   check_qconv2d_params(p);
+  const detail::QConvScratch sz = detail::qconv_scratch(p);
   Geo g{};
   g.icg = p.ic / p.groups;
   g.kh = p.kh;
@@ -163,28 +166,22 @@ void qconv2d(const QConv2dParams& p, const int8_t* in, const int8_t* w, const in
   g.sw = p.stride_w;
   g.oh = p.oh();
   g.ow = p.ow();
-  const int64_t ph = p.ih + p.pad_top + p.pad_bottom, pw = p.iw + p.pad_left + p.pad_right;
-  g.ph2 = (ph + g.sh - 1) / g.sh;
-  g.pw2 = (pw + g.sw - 1) / g.sw;
-  g.plane = g.ph2 * g.pw2;
-  g.chan = g.plane * g.sh * g.sw;
+  g.ph2 = sz.ph2;
+  g.pw2 = sz.pw2;
+  g.plane = sz.plane;
+  g.chan = sz.chan;
+  g.tile = sz.tile;
   const int64_t ocg = p.oc / p.groups;
-  // Tile rows so that one channel's accumulators stay around kTileElems.
-  const int64_t tile_rows = std::clamp<int64_t>(kTileElems / g.pw2, 1, g.oh);
-  // Slack: rows stay inside a phase plane for every kept output, but the discarded columns
-  // ((kw-1)/sw past a row) and the rounding of runs up to kRunAlign may read past the end of
-  // the last plane; those reads land in this zeroed tail.
-  const int64_t slack = 2 * g.pw2 + g.kw + 2 * kRunAlign;
-  const size_t pad_need = static_cast<size_t>(g.icg * g.chan + slack);
+  const int64_t tile_rows = sz.tile_rows;
+  const size_t pad_need = static_cast<size_t>(sz.pad_elems);
   if (pad_scratch.size() < pad_need) pad_scratch.resize(pad_need);
-  const size_t acc_need =
-      static_cast<size_t>(4 * ((tile_rows * g.pw2 + kRunAlign - 1) / kRunAlign * kRunAlign));
+  const size_t acc_need = static_cast<size_t>(sz.acc_elems);
   if (acc_scratch.size() < acc_need) acc_scratch.resize(acc_need);
   // Weights widened to int32 once, per group laid out [ocg][taps] (= OIHW order already).
-  const int64_t taps = g.icg * g.kh * g.kw;
+  const int64_t taps = sz.taps;
   thread_local std::vector<int32_t> wq;
-  if (wq.size() < static_cast<size_t>(p.oc * taps)) wq.resize(static_cast<size_t>(p.oc * taps));
-  for (int64_t i = 0; i < p.oc * taps; ++i) wq[static_cast<size_t>(i)] = w[i];
+  if (wq.size() < static_cast<size_t>(sz.weight_elems)) wq.resize(static_cast<size_t>(sz.weight_elems));
+  for (int64_t i = 0; i < sz.weight_elems; ++i) wq[static_cast<size_t>(i)] = w[i];
 
   thread_local std::vector<int64_t> tap_off;
   tap_off.resize(static_cast<size_t>(taps));

@@ -1,7 +1,10 @@
 // Parsing and validation of qconv2d step attributes and parameters (the integer convolution
 // itself is in qconv2d.cc).
+#include <algorithm>
+
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
+#include "support/checked.h"
 
 namespace tessel::runtime::cpu {
 
@@ -121,26 +124,55 @@ QConv2dParams parse_qconv2d(const Step& step, const TensorDesc& x, const TensorD
                           "groups)",
                           w.name, w.shape[1], p.ic / p.groups, p.ic, p.groups));
   }
-  if (p.ih + p.pad_top + p.pad_bottom < p.kh || p.iw + p.pad_left + p.pad_right < p.kw) {
-    fail_here(fmt::format("kernel [{}, {}] is larger than the padded input [{}, {}]", p.kh, p.kw,
-                          p.ih + p.pad_top + p.pad_bottom, p.iw + p.pad_left + p.pad_right));
+  int64_t oh = 0, ow = 0;
+  try {
+    oh = window_output_size(p.ih, p.pad_top, p.pad_bottom, p.kh, p.stride_h, false);
+    ow = window_output_size(p.iw, p.pad_left, p.pad_right, p.kw, p.stride_w, false);
+  } catch (const UserError& e) {
+    fail_here(e.what());
   }
-  const std::vector<int64_t> expect{p.n, p.oc, p.oh(), p.ow()};
+  if (oh < 1 || ow < 1) {
+    fail_here(fmt::format("kernel [{}, {}] is larger than the padded input (pads [{}])", p.kh, p.kw,
+                          fmt::join(pads, ", ")));
+  }
+  const std::vector<int64_t> expect{p.n, p.oc, oh, ow};
   if (y.shape != expect) {
     fail_here(fmt::format("output '{}' has shape [{}], the convolution gives [{}]", y.name,
                           fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }
   p.rq = parse_requant(step.attrs["requant"], p.oc, at);
+  int64_t scratch = 0;
+  try {
+    scratch = qconv_scratch(p).bytes;
+  } catch (const UserError& e) {
+    fail_here(e.what());
+  }
+  if (scratch > kMaxTensorBytes) {
+    fail_here(fmt::format("the cpu convolution needs {} bytes of working memory, more than the "
+                          "{}-byte limit (runtime::kMaxTensorBytes)",
+                          scratch, kMaxTensorBytes));
+  }
   return p;
 }
 
 namespace detail {
 
+namespace {
+/// The padded extent in + a + b, or -1 when it overflows int64.
+int64_t padded_extent(int64_t in, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(in, a, &r) || __builtin_add_overflow(r, b, &r)) return -1;
+  return r;
+}
+}  // namespace
+
 void check_qconv2d_params(const QConv2dParams& p) {
-  if (p.n < 1 || p.ic < 1 || p.ih < 1 || p.iw < 1 || p.oc < 1 || p.kh < 1 || p.kw < 1 ||
-      p.stride_h < 1 || p.stride_w < 1 || p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 ||
-      p.pad_right < 0 || p.groups < 1 || p.ic % p.groups != 0 || p.oc % p.groups != 0 ||
-      p.ih + p.pad_top + p.pad_bottom < p.kh || p.iw + p.pad_left + p.pad_right < p.kw) {
+  const bool positive = p.n >= 1 && p.ic >= 1 && p.ih >= 1 && p.iw >= 1 && p.oc >= 1 && p.kh >= 1 &&
+                        p.kw >= 1 && p.stride_h >= 1 && p.stride_w >= 1 && p.pad_top >= 0 &&
+                        p.pad_left >= 0 && p.pad_bottom >= 0 && p.pad_right >= 0 && p.groups >= 1;
+  if (!positive || p.ic % p.groups != 0 || p.oc % p.groups != 0 ||
+      padded_extent(p.ih, p.pad_top, p.pad_bottom) < p.kh ||
+      padded_extent(p.iw, p.pad_left, p.pad_right) < p.kw) {
     throw UserError(fmt::format(
         "qconv2d: invalid parameters n={} ic={} ih={} iw={} oc={} kh={} kw={} stride=[{}, {}] "
         "pads=[{}, {}, {}, {}] groups={}",
@@ -154,8 +186,51 @@ void check_qconv2d_params(const QConv2dParams& p) {
                                 "channels (expected 1 or {})",
                                 p.rq.multiplier.size(), p.rq.shift.size(), p.oc, p.oc));
   }
+  const int64_t bytes = qconv_scratch(p).bytes;
+  if (bytes > kMaxTensorBytes) {
+    throw UserError(fmt::format("qconv2d: working memory of {} bytes exceeds the {}-byte limit "
+                                "(runtime::kMaxTensorBytes)",
+                                bytes, kMaxTensorBytes));
+  }
+}
+
+QConvScratch qconv_scratch(const QConv2dParams& p) {
+  const char* what = "qconv2d: working memory";
+  using support::checked_add;
+  using support::checked_mul;
+  auto ceil_div = [](int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); };
+  auto round_up = [&](int64_t a, int64_t m) { return checked_mul(ceil_div(a, m), m, what); };
+  QConvScratch s;
+  const int64_t icg = p.ic / p.groups;
+  const int64_t ph = checked_add(checked_add(p.ih, p.pad_top, what), p.pad_bottom, what);
+  const int64_t pw = checked_add(checked_add(p.iw, p.pad_left, what), p.pad_right, what);
+  s.ph2 = ceil_div(ph, p.stride_h);
+  s.pw2 = ceil_div(pw, p.stride_w);
+  s.plane = checked_mul(s.ph2, s.pw2, what);
+  s.chan = checked_mul(checked_mul(s.plane, p.stride_h, what), p.stride_w, what);
+  const int64_t oh = (ph - p.kh) / p.stride_h + 1;
+  // Tile rows so that one channel's accumulators stay around kQConvTileElems.
+  s.tile_rows = std::clamp<int64_t>(kQConvTileElems / s.pw2, 1, oh);
+  s.tile = round_up(checked_mul(s.tile_rows, s.pw2, what), kQConvRunAlign);
+  // Slack: rows stay inside a phase plane for every kept output, but the discarded columns
+  // ((kw-1)/sw past a row) and the rounding of runs up to kQConvRunAlign may read past the end
+  // of the last plane; those reads land in this zeroed tail.
+  const int64_t slack = checked_add(checked_add(checked_mul(2, s.pw2, what), p.kw, what),
+                                    2 * kQConvRunAlign, what);
+  s.pad_elems = checked_add(checked_mul(icg, s.chan, what), slack, what);
+  s.acc_elems = checked_mul(4, s.tile, what);
+  s.taps = checked_mul(checked_mul(icg, p.kh, what), p.kw, what);
+  s.weight_elems = checked_mul(p.oc, s.taps, what);
+  int64_t b = checked_mul(s.pad_elems, 2, what);
+  b = checked_add(b, checked_mul(s.acc_elems, 4, what), what);
+  b = checked_add(b, checked_mul(s.weight_elems, 4, what), what);
+  b = checked_add(b, checked_mul(s.taps, 8, what), what);
+  s.bytes = b;
+  return s;
 }
 
 }  // namespace detail
+
+int64_t qconv2d_scratch_bytes(const QConv2dParams& p) { return detail::qconv_scratch(p).bytes; }
 
 }  // namespace tessel::runtime::cpu
