@@ -2,6 +2,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/passes/shape_inference.h"
 #include "compiler/reference/interpreter.h"
 #include "support/error.h"
 
@@ -19,6 +20,10 @@ ReferenceModel& ReferenceModel::operator=(ReferenceModel&&) noexcept = default;
 ReferenceModel ReferenceModel::load(const std::string& onnx_path, int64_t batch) {
   ReferenceModel m;
   m.impl_->graph = frontend::import_onnx_file(onnx_path, batch);
+  // Shape inference checks every attribute against the shapes and bounds every tensor, so a
+  // reference run never allocates for (or computes with) a node the compiler would reject.
+  passes::PassContext ctx;
+  passes::shape_inference(m.impl_->graph, ctx);
   return m;
 }
 

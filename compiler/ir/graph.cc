@@ -7,6 +7,7 @@
 #include <queue>
 #include <set>
 
+#include "support/checked.h"
 #include "support/error.h"
 #include "support/text.h"
 
@@ -34,9 +35,17 @@ size_t dtype_bytes(DType t) {
   return 1;
 }
 
+// Throws checked_product's UserError naming `shape` (a negative dimension or an overflow).
+[[noreturn]] static void bad_shape(const std::vector<int64_t>& shape) {
+  support::checked_product(shape, fmt::format("shape {}", shape_string(shape)));
+  throw_internal_error("shape {} has no valid element count", shape_string(shape));
+}
+
 int64_t shape_elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  // The message is only built on failure (this is called for every tensor size).
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) bad_shape(shape);
   return n;
 }
 

@@ -138,7 +138,8 @@ std::string describe(const Node& n);
 /// Throws UserError "node 'name' (op): <reason>".
 [[noreturn]] void throw_unsupported(const Node& n, const std::string& reason);
 
-/// Number of elements of a shape (1 for a scalar).
+/// Number of elements of a shape (1 for a scalar). Overflow-checked: throws UserError
+/// "shape [..]: size overflows 64 bits (a x b)" (or naming a negative dimension).
 int64_t shape_elements(const std::vector<int64_t>& shape);
 /// "[1,3,224,224]".
 std::string shape_string(const std::vector<int64_t>& shape);

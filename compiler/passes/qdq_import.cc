@@ -95,8 +95,10 @@ void expand_qlinear(ir::Graph& g) {
       b.q(y, 6, 7);
     } else if (op == "QLinearMatMul") {
       const int a = b.dq(0, 1, 2, "_dq_a");
+      // Per-column scales of B belong to its last dimension (N).
       const bool per_col = g.values[b.input(4)].num_elements() > 1;
-      const int w = b.dq(3, 4, 5, "_dq_b", per_col ? 1 : -1);
+      const int last = static_cast<int>(g.values[b.input(3)].shape.size()) - 1;
+      const int w = b.dq(3, 4, 5, "_dq_b", per_col ? last : -1);
       const int y = b.value("_matmul", DType::kF32, y_shape);
       b.node("MatMul", "", {a, w}, {y});
       b.q(y, 6, 7);

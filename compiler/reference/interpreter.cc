@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "compiler/ir/op_util.h"
@@ -179,9 +180,9 @@ struct ConvShape {
   ir::Window2d win;
 };
 
+/// The conv's sizes from the shared rule (ir::conv_geometry: ranks, group, window attributes).
 ConvShape conv_shape(const Node& n, const RefTensor& x, const RefTensor& w) {
-  if (x.shape.size() != 4) ir::throw_unsupported(n, fmt::format("input shape {} not supported (only 4-D NCHW)", ir::shape_string(x.shape)));
-  if (w.shape.size() != 4) ir::throw_unsupported(n, fmt::format("weight shape {} not supported (only 4-D OIHW)", ir::shape_string(w.shape)));
+  const ir::ConvGeometry geo = ir::conv_geometry(n, x.shape, w.shape);
   ConvShape s;
   s.n = x.shape[0];
   s.c = x.shape[1];
@@ -191,14 +192,8 @@ ConvShape conv_shape(const Node& n, const RefTensor& x, const RefTensor& w) {
   s.cg = w.shape[1];
   s.kh = w.shape[2];
   s.kw = w.shape[3];
-  s.groups = ir::attr_int(n, "group", 1);
-  if (s.groups < 1 || s.c % s.groups != 0 || s.oc % s.groups != 0 || s.c / s.groups != s.cg)
-    ir::throw_unsupported(n, fmt::format("group {} does not match input channels {} and weights {}", s.groups, s.c,
-                                         ir::shape_string(w.shape)));
-  s.win = ir::window_2d(n, s.h, s.w, s.kh, s.kw);
-  if (s.win.kh != s.kh || s.win.kw != s.kw)
-    ir::throw_unsupported(n, fmt::format("kernel_shape [{},{}] does not match the weights {}", s.win.kh, s.win.kw,
-                                         ir::shape_string(w.shape)));
+  s.groups = geo.groups;
+  s.win = geo.win;
   return s;
 }
 
@@ -273,26 +268,33 @@ std::vector<RefTensor> op_qlinearconv(const Node& n, const std::vector<const Ref
 
 /// Shapes of an ONNX MatMul with A [..., M, K] (rank >= 2; leading dims fold into M) and
 /// B [K, N]: M, K, N and the output shape [..., M, N].
+/// numpy matmul of A [..., M, K] and B [..., K, N] (1-D operands promoted, batch dimensions
+/// broadcast; ir::matmul_shape): M, K, N, the output shape, and for every output batch (in
+/// row-major order) the element offsets of its A and B matrices.
 struct MatmulShape {
   int64_t m, k, n;
   std::vector<int64_t> out;
+  std::vector<int64_t> a_off, b_off;
 };
 MatmulShape matmul_shape(const Node& n, const RefTensor& a, const RefTensor& b) {
-  if (a.shape.size() < 2 || b.shape.size() != 2)
-    ir::throw_unsupported(n, fmt::format("shapes {} x {} not supported (A rank >= 2, B rank 2)", ir::shape_string(a.shape),
-                                         ir::shape_string(b.shape)));
   MatmulShape s;
-  s.k = a.shape.back();
-  s.n = b.shape[1];
-  if (b.shape[0] != s.k)
-    ir::throw_unsupported(n, fmt::format("inner dimensions differ: {} x {}", ir::shape_string(a.shape), ir::shape_string(b.shape)));
-  s.m = a.size() / s.k;
-  s.out = a.shape;
-  s.out.back() = s.n;
+  s.out = ir::matmul_shape(n, a.shape, b.shape);
+  std::vector<int64_t> sa = a.shape, sb = b.shape;
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  s.m = sa[sa.size() - 2];
+  s.k = sa.back();
+  s.n = sb.back();
+  const std::vector<int64_t> ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  const std::vector<int64_t> batch = ir::broadcast_shapes(n, ba, bb);
+  broadcast_for_each(ba, bb, batch, [&](int64_t, int64_t ia, int64_t ib) {
+    s.a_off.push_back(ia * s.m * s.k);
+    s.b_off.push_back(ib * s.k * s.n);
+  });
   return s;
 }
 
-/// [M,K] x [K,N] products over float data, with optional leading batch dims on A.
+/// Float matmul (numpy semantics, see MatmulShape).
 std::vector<RefTensor> op_matmul(const Node& n, const std::vector<const RefTensor*>& in) {
   const RefTensor& a = need(n, in, 0);
   const RefTensor& b = need(n, in, 1);
@@ -300,11 +302,16 @@ std::vector<RefTensor> op_matmul(const Node& n, const std::vector<const RefTenso
   const int64_t M = ms.m, K = ms.k, N = ms.n;
   RefTensor y = make_f32(ms.out);
   const auto af = as_float(a), bf = as_float(b);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k) {
-      const float av = af[m * K + k];
-      for (int64_t j = 0; j < N; ++j) y.f[m * N + j] += av * bf[k * N + j];
-    }
+  for (size_t bi = 0; bi < ms.a_off.size(); ++bi) {
+    const float* A = af.data() + ms.a_off[bi];
+    const float* B = bf.data() + ms.b_off[bi];
+    float* Y = y.f.data() + static_cast<int64_t>(bi) * M * N;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t k = 0; k < K; ++k) {
+        const float av = A[m * K + k];
+        for (int64_t j = 0; j < N; ++j) Y[m * N + j] += av * B[k * N + j];
+      }
+  }
   return {std::move(y)};
 }
 
@@ -321,17 +328,24 @@ std::vector<RefTensor> op_qlinearmatmul(const Node& n, const std::vector<const R
   const int64_t M = ms.m, K = ms.k, N = ms.n;
   if (b_scale.size() != 1 && b_scale.size() != N)
     ir::throw_unsupported(n, fmt::format("b_scale has {} elements, expected 1 or {}", b_scale.size(), N));
+  if (b_zp != nullptr && b_zp->size() != b_scale.size())
+    ir::throw_unsupported(n, fmt::format("b_zero_point has {} elements, b_scale {}", b_zp->size(), b_scale.size()));
   RefTensor y = make_int(q.type, ms.out);
   std::vector<int32_t> acc(N);
-  for (int64_t m = 0; m < M; ++m) {
-    std::fill(acc.begin(), acc.end(), 0);
-    for (int64_t k = 0; k < K; ++k) {
-      const int32_t av = static_cast<int32_t>(a.i[m * K + k] - a_zp);
-      for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<int32_t>(b.i[k * N + j] - per_channel_i(b_zp, j));
-    }
-    for (int64_t j = 0; j < N; ++j) {
-      const float s = a_scale * per_channel_f(b_scale, j) / y_scale;
-      y.i[m * N + j] = quantize_value(static_cast<float>(acc[j]) * s, q.zp, q.range);
+  for (size_t bi = 0; bi < ms.a_off.size(); ++bi) {
+    const int64_t* A = a.i.data() + ms.a_off[bi];
+    const int64_t* B = b.i.data() + ms.b_off[bi];
+    int64_t* Y = y.i.data() + static_cast<int64_t>(bi) * M * N;
+    for (int64_t m = 0; m < M; ++m) {
+      std::fill(acc.begin(), acc.end(), 0);
+      for (int64_t k = 0; k < K; ++k) {
+        const int32_t av = static_cast<int32_t>(A[m * K + k] - a_zp);
+        for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<int32_t>(B[k * N + j] - per_channel_i(b_zp, j));
+      }
+      for (int64_t j = 0; j < N; ++j) {
+        const float s = a_scale * per_channel_f(b_scale, j) / y_scale;
+        Y[m * N + j] = quantize_value(static_cast<float>(acc[j]) * s, q.zp, q.range);
+      }
     }
   }
   return {std::move(y)};
@@ -340,14 +354,11 @@ std::vector<RefTensor> op_qlinearmatmul(const Node& n, const std::vector<const R
 std::vector<RefTensor> op_gemm(const Node& n, const std::vector<const RefTensor*>& in) {
   const RefTensor& a = need(n, in, 0);
   const RefTensor& b = need(n, in, 1);
-  if (a.shape.size() != 2 || b.shape.size() != 2)
-    ir::throw_unsupported(n, fmt::format("shapes {} x {} not supported (2-D only)", ir::shape_string(a.shape), ir::shape_string(b.shape)));
+  const RefTensor* c = opt(in, 2);
+  const auto out = ir::gemm_shape(n, a.shape, b.shape, c ? &c->shape : nullptr);
   const bool ta = ir::attr_int(n, "transA", 0) != 0, tb = ir::attr_int(n, "transB", 0) != 0;
   const float alpha = ir::attr_float(n, "alpha", 1.0f), beta = ir::attr_float(n, "beta", 1.0f);
-  const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
-  const int64_t KB = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
-  if (K != KB)
-    ir::throw_unsupported(n, fmt::format("inner dimensions differ: {} x {}", ir::shape_string(a.shape), ir::shape_string(b.shape)));
+  const int64_t M = out[0], N = out[1], K = ta ? a.shape[0] : a.shape[1];
   const auto af = as_float(a), bf = as_float(b);
   RefTensor y = make_f32({M, N});
   for (int64_t m = 0; m < M; ++m)
@@ -356,11 +367,8 @@ std::vector<RefTensor> op_gemm(const Node& n, const std::vector<const RefTensor*
       for (int64_t k = 0; k < K; ++k) s += af[ta ? k * M + m : m * K + k] * bf[tb ? j * K + k : k * N + j];
       y.f[m * N + j] = alpha * s;
     }
-  if (const RefTensor* c = opt(in, 2)) {
+  if (c != nullptr) {
     const auto cf = as_float(*c);
-    const auto shape = ir::broadcast_shapes(n, {M, N}, c->shape);
-    if (shape != std::vector<int64_t>{M, N})
-      ir::throw_unsupported(n, fmt::format("C of shape {} does not broadcast to [{},{}]", ir::shape_string(c->shape), M, N));
     broadcast_for_each(y.shape, c->shape, y.shape, [&](int64_t o, int64_t, int64_t ic) { y.f[o] += beta * cf[ic]; });
   }
   return {std::move(y)};
@@ -406,33 +414,39 @@ void require_4d(const Node& n, const RefTensor& x) {
     ir::throw_unsupported(n, fmt::format("input shape {} not supported (only 4-D NCHW)", ir::shape_string(x.shape)));
 }
 
+/// The rows [lo, hi) of the input that window `o` covers along one dimension (start
+/// o * stride - pad_begin, `kernel` long), clipped to the input [0, in); and the window's extent
+/// inside input + explicit padding (end clipped to in + pad_end: the part of a ceil_mode window
+/// past the padding does not count), for count_include_pad.
+struct WindowSpan {
+  int64_t lo, hi, padded;
+};
+WindowSpan window_span(int64_t o, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t kernel, int64_t in) {
+  const int64_t start = o * stride - pad_begin;
+  const int64_t end = std::min(start + kernel, in + pad_end);
+  return {std::max<int64_t>(start, 0), std::min(end, in), end - start};
+}
+
 template <typename T>
 void maxpool_impl(const T* x, T* y, int64_t planes, int64_t H, int64_t W, const ir::Window2d& w) {
   for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oy = 0; oy < w.oh; ++oy)
+    for (int64_t oy = 0; oy < w.oh; ++oy) {
+      const WindowSpan sy = window_span(oy, w.sh, w.pad_top, w.pad_bottom, w.kh, H);
       for (int64_t ox = 0; ox < w.ow; ++ox) {
-        bool any = false;
-        T m{};
-        for (int64_t ky = 0; ky < w.kh; ++ky) {
-          const int64_t iy = oy * w.sh - w.pad_top + ky;
-          if (iy < 0 || iy >= H) continue;
-          for (int64_t kx = 0; kx < w.kw; ++kx) {
-            const int64_t ix = ox * w.sw - w.pad_left + kx;
-            if (ix < 0 || ix >= W) continue;
-            const T v = x[(p * H + iy) * W + ix];
-            if (!any || v > m) m = v;
-            any = true;
-          }
-        }
+        const WindowSpan sx = window_span(ox, w.sw, w.pad_left, w.pad_right, w.kw, W);
+        // Pads are smaller than the kernel, so every window holds at least one input element.
+        T m = x[(p * H + sy.lo) * W + sx.lo];
+        for (int64_t iy = sy.lo; iy < sy.hi; ++iy)
+          for (int64_t ix = sx.lo; ix < sx.hi; ++ix) m = std::max(m, x[(p * H + iy) * W + ix]);
         y[(p * w.oh + oy) * w.ow + ox] = m;
       }
+    }
 }
 
 std::vector<RefTensor> op_maxpool(const Node& n, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
   require_4d(n, x);
   const auto w = ir::window_2d(n, x.shape[2], x.shape[3], 1, 1);
-  if (!ir::attr_ints(n, "kernel_shape", {}).size()) ir::throw_unsupported(n, "kernel_shape is required");
   const std::vector<int64_t> os = {x.shape[0], x.shape[1], w.oh, w.ow};
   const int64_t planes = x.shape[0] * x.shape[1];
   if (x.dtype == DType::kF32) {
@@ -449,31 +463,26 @@ std::vector<RefTensor> op_avgpool(const Node& n, const std::vector<const RefTens
   const RefTensor& x = need(n, in, 0);
   require_4d(n, x);
   if (x.dtype != DType::kF32) ir::throw_unsupported(n, "only float32 input is supported");
-  if (!ir::attr_ints(n, "kernel_shape", {}).size()) ir::throw_unsupported(n, "kernel_shape is required");
   const auto w = ir::window_2d(n, x.shape[2], x.shape[3], 1, 1);
-  const bool include_pad = ir::attr_int(n, "count_include_pad", 0) != 0;
+  const int64_t include_pad = ir::attr_int(n, "count_include_pad", 0);
+  if (include_pad != 0 && include_pad != 1)
+    ir::throw_unsupported(n, fmt::format("count_include_pad {} must be 0 or 1", include_pad));
   const int64_t H = x.shape[2], W = x.shape[3], planes = x.shape[0] * x.shape[1];
   RefTensor y = make_f32({x.shape[0], x.shape[1], w.oh, w.ow});
   for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oy = 0; oy < w.oh; ++oy)
+    for (int64_t oy = 0; oy < w.oh; ++oy) {
+      const WindowSpan sy = window_span(oy, w.sh, w.pad_top, w.pad_bottom, w.kh, H);
       for (int64_t ox = 0; ox < w.ow; ++ox) {
+        const WindowSpan sx = window_span(ox, w.sw, w.pad_left, w.pad_right, w.kw, W);
         float s = 0;
-        int64_t count = 0, padded = 0;
-        for (int64_t ky = 0; ky < w.kh; ++ky) {
-          const int64_t iy = oy * w.sh - w.pad_top + ky;
-          if (iy >= H + w.pad_bottom) continue;
-          for (int64_t kx = 0; kx < w.kw; ++kx) {
-            const int64_t ix = ox * w.sw - w.pad_left + kx;
-            if (ix >= W + w.pad_right) continue;
-            ++padded;  // inside input + explicit padding (ceil_mode overhang excluded)
-            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-            s += x.f[(p * H + iy) * W + ix];
-            ++count;
-          }
-        }
-        const int64_t div = include_pad ? padded : count;
-        y.f[(p * w.oh + oy) * w.ow + ox] = div > 0 ? s / static_cast<float>(div) : 0.0f;
+        for (int64_t iy = sy.lo; iy < sy.hi; ++iy)
+          for (int64_t ix = sx.lo; ix < sx.hi; ++ix) s += x.f[(p * H + iy) * W + ix];
+        // The divisor: the elements inside the input, or (count_include_pad) inside input +
+        // explicit padding (the part of a ceil_mode window past the padding excluded).
+        const int64_t div = include_pad ? sy.padded * sx.padded : (sy.hi - sy.lo) * (sx.hi - sx.lo);
+        y.f[(p * w.oh + oy) * w.ow + ox] = s / static_cast<float>(div);
       }
+    }
   return {std::move(y)};
 }
 
@@ -532,7 +541,7 @@ AxisParams axis_params(const Node& n, int64_t opset, const RefTensor& x, const R
   if (scale.shape.size() != 1)
     ir::throw_unsupported(n, fmt::format("scale of shape {} not supported (scalar or 1-D)", ir::shape_string(scale.shape)));
   if (opset < 13) ir::throw_unsupported(n, fmt::format("per-axis scales need opset 13 (model opset {})", opset));
-  p.axis = ir::normalize_axis(n, ir::attr_int(n, "axis", 1), static_cast<int64_t>(x.shape.size()));
+  p.axis = ir::onnx_axis(n, opset, "axis", ir::attr_int(n, "axis", 1), static_cast<int64_t>(x.shape.size()));
   p.dim = x.shape[p.axis];
   if (scale.size() != p.dim)
     ir::throw_unsupported(n, fmt::format("scale has {} elements, axis {} has {}", scale.size(), p.axis, p.dim));
@@ -574,51 +583,26 @@ RefTensor with_shape(const RefTensor& x, std::vector<int64_t> shape) {
   return y;
 }
 
-std::vector<RefTensor> op_reshape(const Node& n, const std::vector<const RefTensor*>& in) {
+std::vector<RefTensor> op_reshape(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
   const RefTensor& s = need(n, in, 1);
-  if (!is_int(s.dtype)) ir::throw_unsupported(n, "shape input must be int64");
-  std::vector<int64_t> shape = s.i;
-  int64_t infer = -1, known = 1;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    if (shape[k] == 0) {
-      if (k >= x.shape.size()) ir::throw_unsupported(n, fmt::format("shape {} copies dimension {} of {}", ir::shape_string(s.i), k, ir::shape_string(x.shape)));
-      shape[k] = x.shape[k];
-    }
-    if (shape[k] == -1) {
-      if (infer >= 0) ir::throw_unsupported(n, fmt::format("shape {} has two -1 entries", ir::shape_string(s.i)));
-      infer = static_cast<int64_t>(k);
-    } else if (shape[k] < 0) {
-      ir::throw_unsupported(n, fmt::format("shape {} has a negative entry", ir::shape_string(s.i)));
-    } else {
-      known *= shape[k];
-    }
-  }
-  if (infer >= 0) {
-    if (known == 0 || x.size() % known != 0)
-      ir::throw_unsupported(n, fmt::format("cannot reshape {} to {}", ir::shape_string(x.shape), ir::shape_string(s.i)));
-    shape[infer] = x.size() / known;
-  }
-  if (ir::shape_elements(shape) != x.size())
-    ir::throw_unsupported(n, fmt::format("cannot reshape {} ({} elements) to {}", ir::shape_string(x.shape), x.size(),
-                                         ir::shape_string(shape)));
-  return {with_shape(x, shape)};
+  if (s.dtype != DType::kI64) ir::throw_unsupported(n, "shape input must be int64");
+  if (s.shape.size() != 1)
+    ir::throw_unsupported(n, fmt::format("shape input has shape {}, expected a 1-D tensor", ir::shape_string(s.shape)));
+  const bool allowzero = opset >= 14 && ir::attr_int(n, "allowzero", 0) != 0;
+  return {with_shape(x, ir::reshape_shape(n, x.shape, s.i, allowzero))};
 }
 
-std::vector<RefTensor> op_flatten(const Node& n, const std::vector<const RefTensor*>& in) {
+std::vector<RefTensor> op_flatten(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
-  const int64_t r = static_cast<int64_t>(x.shape.size());
-  const int64_t axis = ir::normalize_axis(n, ir::attr_int(n, "axis", 1), r, true);
-  int64_t outer = 1;
-  for (int64_t k = 0; k < axis; ++k) outer *= x.shape[k];
-  return {with_shape(x, {outer, x.size() / std::max<int64_t>(outer, 1)})};
+  return {with_shape(x, ir::flatten_shape(n, opset, x.shape))};
 }
 
 std::vector<RefTensor> op_softmax(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
   if (x.dtype != DType::kF32) ir::throw_unsupported(n, "only float32 input is supported");
   const int64_t r = static_cast<int64_t>(x.shape.size());
-  const int64_t axis = ir::normalize_axis(n, ir::attr_int(n, "axis", opset < 13 ? 1 : -1), r);
+  const int64_t axis = ir::softmax_axis(n, opset, r);
   int64_t outer = 1, len = 1, inner = 1;
   if (opset < 13) {
     for (int64_t k = 0; k < axis; ++k) outer *= x.shape[k];
@@ -644,24 +628,20 @@ std::vector<RefTensor> op_softmax(const Node& n, int64_t opset, const std::vecto
   return {std::move(y)};
 }
 
-std::vector<RefTensor> op_concat(const Node& n, const std::vector<const RefTensor*>& in) {
+std::vector<RefTensor> op_concat(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   if (in.empty()) ir::throw_unsupported(n, "no inputs");
   const RefTensor& first = need(n, in, 0);
   const int64_t r = static_cast<int64_t>(first.shape.size());
-  const int64_t axis = ir::normalize_axis(n, ir::attr_int(n, "axis", 0), r);
-  std::vector<int64_t> os = first.shape;
-  os[axis] = 0;
+  std::vector<std::vector<int64_t>> shapes;
   for (size_t k = 0; k < in.size(); ++k) {
     const RefTensor& t = need(n, in, k);
-    if (t.dtype != first.dtype || t.shape.size() != first.shape.size())
-      ir::throw_unsupported(n, fmt::format("input {} has type {}{}, input 0 {}{}", k, ir::to_string(t.dtype),
-                                           ir::shape_string(t.shape), ir::to_string(first.dtype), ir::shape_string(first.shape)));
-    for (int64_t d = 0; d < r; ++d)
-      if (d != axis && t.shape[d] != first.shape[d])
-        ir::throw_unsupported(n, fmt::format("input {} shape {} does not match {} outside axis {}", k,
-                                             ir::shape_string(t.shape), ir::shape_string(first.shape), axis));
-    os[axis] += t.shape[axis];
+    if (t.dtype != first.dtype)
+      ir::throw_unsupported(n, fmt::format("input {} has type {}, input 0 {}", k, ir::to_string(t.dtype),
+                                           ir::to_string(first.dtype)));
+    shapes.push_back(t.shape);
   }
+  int64_t axis = 0;
+  const std::vector<int64_t> os = ir::concat_shape(n, opset, shapes, &axis);
   RefTensor y = first.dtype == DType::kF32 ? make_f32(os) : make_int(first.dtype, os);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= os[d];
@@ -690,6 +670,10 @@ std::vector<RefTensor> op_batchnorm(const Node& n, const std::vector<const RefTe
   for (const auto* v : {&scale, &bias, &mean, &var})
     if (static_cast<int64_t>(v->size()) != C)
       ir::throw_unsupported(n, fmt::format("parameter has {} elements, expected {} channels", v->size(), C));
+  if (!std::isfinite(eps) || eps < 0.0f) ir::throw_unsupported(n, fmt::format("epsilon {} must be finite and >= 0", eps));
+  for (int64_t c = 0; c < C; ++c)
+    if (!(var[c] + eps > 0.0f))
+      ir::throw_unsupported(n, fmt::format("variance + epsilon of channel {} is {} + {}, not positive", c, var[c], eps));
   int64_t inner = 1;
   for (size_t k = 2; k < x.shape.size(); ++k) inner *= x.shape[k];
   RefTensor y = make_f32(x.shape);
@@ -702,7 +686,24 @@ std::vector<RefTensor> op_batchnorm(const Node& n, const std::vector<const RefTe
 
 std::vector<RefTensor> op_clip(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
-  if (x.dtype != DType::kF32) ir::throw_unsupported(n, "only float32 input is supported");
+  if (x.dtype != DType::kF32) {
+    // Integer Clip (opset >= 12): bounds are inputs of the input's type, defaults its range.
+    if (opset < 12) ir::throw_unsupported(n, fmt::format("integer input needs opset 12 (model opset {})", opset));
+    const auto range = int_range(n, x.dtype == DType::kI64 ? DType::kI32 : x.dtype);
+    int64_t lo = x.dtype == DType::kI64 ? std::numeric_limits<int64_t>::min() : range.first;
+    int64_t hi = x.dtype == DType::kI64 ? std::numeric_limits<int64_t>::max() : range.second;
+    for (size_t k : {size_t{1}, size_t{2}}) {
+      const RefTensor* t = opt(in, k);
+      if (t == nullptr) continue;
+      if (t->dtype != x.dtype)
+        ir::throw_unsupported(n, fmt::format("bound {} has type {}, the input {}", k, ir::to_string(t->dtype),
+                                             ir::to_string(x.dtype)));
+      (k == 1 ? lo : hi) = scalar_i(n, t, k == 1 ? "min" : "max");
+    }
+    RefTensor y = x;
+    for (int64_t& v : y.i) v = std::min(std::max(v, lo), hi);
+    return {std::move(y)};
+  }
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   if (opset < 11) {
     lo = ir::attr_float(n, "min", lo);
@@ -716,29 +717,21 @@ std::vector<RefTensor> op_clip(const Node& n, int64_t opset, const std::vector<c
   return {std::move(y)};
 }
 
-std::vector<RefTensor> op_shape(const Node& n, const std::vector<const RefTensor*>& in) {
+std::vector<RefTensor> op_shape(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
-  const int64_t r = static_cast<int64_t>(x.shape.size());
-  int64_t start = ir::attr_int(n, "start", 0), end = ir::attr_int(n, "end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, start, r);
+  const auto [start, end] = ir::shape_range(n, opset, static_cast<int64_t>(x.shape.size()));
   RefTensor y = make_int(DType::kI64, {end - start});
   for (int64_t k = start; k < end; ++k) y.i[k - start] = x.shape[k];
   return {std::move(y)};
 }
 
-std::vector<RefTensor> op_gather(const Node& n, const std::vector<const RefTensor*>& in) {
+std::vector<RefTensor> op_gather(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
   const RefTensor& idx = need(n, in, 1);
-  if (!is_int(idx.dtype)) ir::throw_unsupported(n, "indices must be integers");
+  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32) ir::throw_unsupported(n, "indices must be int32 or int64");
   const int64_t r = static_cast<int64_t>(x.shape.size());
-  if (r == 0) ir::throw_unsupported(n, "data must have rank >= 1");
-  const int64_t axis = ir::normalize_axis(n, ir::attr_int(n, "axis", 0), r);
-  std::vector<int64_t> os(x.shape.begin(), x.shape.begin() + axis);
-  os.insert(os.end(), idx.shape.begin(), idx.shape.end());
-  os.insert(os.end(), x.shape.begin() + axis + 1, x.shape.end());
+  const std::vector<int64_t> os = ir::gather_shape(n, opset, x.shape, idx.shape);
+  const int64_t axis = ir::onnx_axis(n, opset, "axis", ir::attr_int(n, "axis", 0), r);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
   for (int64_t d = axis + 1; d < r; ++d) inner *= x.shape[d];
@@ -758,45 +751,23 @@ std::vector<RefTensor> op_gather(const Node& n, const std::vector<const RefTenso
   return {std::move(y)};
 }
 
-std::vector<int64_t> axes_of(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
-  if (opset < 13) return ir::attr_ints(n, "axes", {});
-  if (const RefTensor* t = opt(in, 1)) return t->i;
-  return {};
+/// The axes of Squeeze / Unsqueeze at `opset` (attribute before 13, input 1 from 13).
+std::optional<std::vector<int64_t>> axes_of(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
+  const RefTensor* t = opset >= 13 ? opt(in, 1) : nullptr;
+  if (t != nullptr && t->dtype != DType::kI64) ir::throw_unsupported(n, "axes input must be int64");
+  if (t != nullptr && t->shape.size() != 1)
+    ir::throw_unsupported(n, fmt::format("axes input has shape {}, expected a 1-D tensor", ir::shape_string(t->shape)));
+  return ir::squeeze_axes(n, opset, t ? &t->i : nullptr);
 }
 
 std::vector<RefTensor> op_unsqueeze(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
-  auto axes = axes_of(n, opset, in);
-  if (axes.empty()) ir::throw_unsupported(n, "axes are required");
-  const int64_t r = static_cast<int64_t>(x.shape.size() + axes.size());
-  for (int64_t& a : axes) a = ir::normalize_axis(n, a, r);
-  std::sort(axes.begin(), axes.end());
-  std::vector<int64_t> os;
-  size_t src = 0, ai = 0;
-  for (int64_t d = 0; d < r; ++d) {
-    if (ai < axes.size() && axes[ai] == d) {
-      os.push_back(1);
-      ++ai;
-    } else {
-      os.push_back(x.shape.at(src++));
-    }
-  }
-  return {with_shape(x, os)};
+  return {with_shape(x, ir::unsqueeze_shape(n, opset, x.shape, axes_of(n, opset, in)))};
 }
 
 std::vector<RefTensor> op_squeeze(const Node& n, int64_t opset, const std::vector<const RefTensor*>& in) {
   const RefTensor& x = need(n, in, 0);
-  auto axes = axes_of(n, opset, in);
-  const int64_t r = static_cast<int64_t>(x.shape.size());
-  for (int64_t& a : axes) a = ir::normalize_axis(n, a, r);
-  std::vector<int64_t> os;
-  for (int64_t d = 0; d < r; ++d) {
-    const bool listed = std::find(axes.begin(), axes.end(), d) != axes.end();
-    if (listed && x.shape[d] != 1) ir::throw_unsupported(n, fmt::format("cannot squeeze dimension {} of size {}", d, x.shape[d]));
-    if (listed || (axes.empty() && x.shape[d] == 1)) continue;
-    os.push_back(x.shape[d]);
-  }
-  return {with_shape(x, os)};
+  return {with_shape(x, ir::squeeze_shape(n, opset, x.shape, axes_of(n, opset, in)))};
 }
 
 }  // namespace
@@ -853,14 +824,14 @@ std::vector<RefTensor> eval_node(const Node& n, int64_t opset, const std::vector
   if (op == "QLinearGlobalAveragePool") return op_qlinear_global_avgpool(n, in);
   if (op == "QuantizeLinear") return op_quantize(n, opset, in);
   if (op == "DequantizeLinear") return op_dequantize(n, opset, in);
-  if (op == "Reshape") return op_reshape(n, in);
-  if (op == "Flatten") return op_flatten(n, in);
+  if (op == "Reshape") return op_reshape(n, opset, in);
+  if (op == "Flatten") return op_flatten(n, opset, in);
   if (op == "Softmax") return op_softmax(n, opset, in);
-  if (op == "Concat") return op_concat(n, in);
+  if (op == "Concat") return op_concat(n, opset, in);
   if (op == "BatchNormalization") return op_batchnorm(n, in);
   if (op == "Identity") return {need(n, in, 0)};
-  if (op == "Shape") return op_shape(n, in);
-  if (op == "Gather") return op_gather(n, in);
+  if (op == "Shape") return op_shape(n, opset, in);
+  if (op == "Gather") return op_gather(n, opset, in);
   if (op == "Unsqueeze") return op_unsqueeze(n, opset, in);
   if (op == "Squeeze") return op_squeeze(n, opset, in);
   ir::throw_unsupported(n, "operator not supported by the reference interpreter");
