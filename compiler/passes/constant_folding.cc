@@ -1,13 +1,52 @@
 #include "compiler/passes/constant_folding.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "compiler/reference/interpreter.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::compiler::passes {
 
+namespace {
+
+/// For every value: true when it is read, and only as a Clip's min or max input (where +-inf
+/// means "no bound"), and is not a graph output.
+std::vector<char> only_clip_bounds(const ir::Graph& g) {
+  std::vector<char> used(g.values.size(), 0), other(g.values.size(), 0);
+  for (const ir::Node& n : g.nodes)
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int v = n.inputs[k];
+      if (v < 0) continue;
+      used[v] = 1;
+      if (n.is_tessel() || !n.domain.empty() || n.op != "Clip" || k == 0) other[v] = 1;
+    }
+  for (int o : g.outputs) other[o] = 1;
+  std::vector<char> r(g.values.size(), 0);
+  for (size_t v = 0; v < r.size(); ++v) r[v] = used[v] && !other[v];
+  return r;
+}
+
+/// A folded float constant must be finite, as every float constant of the model is (the importer
+/// checks initializers the same way): NaN or +-inf from folding (an overflow, 0 * inf) would
+/// otherwise flow into weights and give finite but wrong outputs. +-inf may stay as a Clip bound.
+void check_folded(const ir::Node& n, const ir::Graph& g, int v, const reference::RefTensor& t, bool clip_bound) {
+  if (t.dtype != ir::DType::kF32) return;
+  for (size_t i = 0; i < t.f.size(); ++i) {
+    if (std::isfinite(t.f[i]) || (clip_bound && !std::isnan(t.f[i]))) continue;
+    ir::throw_unsupported(n, fmt::format("folding its constant inputs gives the non-finite value {} at element {} (of "
+                                         "{}) of output {}",
+                                         t.f[i], i, t.f.size(), support::quote(g.values[v].name)));
+  }
+}
+
+}  // namespace
+
 void constant_folding(ir::Graph& g, PassContext&) {
+  const std::vector<char> clip_bound = only_clip_bounds(g);
   std::vector<ir::Node> kept;
   kept.reserve(g.nodes.size());
   for (ir::Node& n : g.nodes) {
@@ -47,6 +86,7 @@ void constant_folding(ir::Graph& g, PassContext&) {
     }
     auto outs = reference::eval_node(n, g.opset, ptrs);
     for (size_t o = 0; o < n.outputs.size(); ++o) {
+      check_folded(n, g, n.outputs[o], outs[o], clip_bound[n.outputs[o]]);
       ir::Value& v = g.values[n.outputs[o]];
       v.dtype = outs[o].dtype;
       v.shape = outs[o].shape;

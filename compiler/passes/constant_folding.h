@@ -14,7 +14,9 @@
 namespace tessel::compiler::passes {
 
 /// Runs the 'constant_folding' pass on `g` in place.
-/// Throws what the reference interpreter throws for a node it cannot evaluate.
+/// Throws what the reference interpreter throws for a node it cannot evaluate, and UserError
+/// naming the node and the output when a folded float value is NaN or +-inf (allowed only for a
+/// value read solely as a Clip bound, where +-inf means "no bound").
 void constant_folding(ir::Graph& g, PassContext& ctx);
 
 }  // namespace tessel::compiler::passes

@@ -26,10 +26,15 @@ void fold_batchnorm(ir::Graph& g, PassContext&) {
     for (const auto* v : {&gamma, &beta, &mean, &var})
       if (static_cast<int64_t>(v->size()) != C)
         ir::throw_unsupported(bn, fmt::format("parameter has {} elements, input has {} channels", v->size(), C));
+    if (!std::isfinite(eps) || eps < 0.0f) ir::throw_unsupported(bn, fmt::format("epsilon {} must be finite and >= 0", eps));
     std::vector<float> s(C), t(C);
     for (int64_t c = 0; c < C; ++c) {
+      if (!(var[c] + eps > 0.0f))
+        ir::throw_unsupported(bn, fmt::format("variance + epsilon of channel {} is {} + {}, not positive", c, var[c], eps));
       s[c] = gamma[c] / std::sqrt(var[c] + eps);
       t[c] = beta[c] - mean[c] * s[c];
+      if (!std::isfinite(s[c]) || !std::isfinite(t[c]))
+        ir::throw_unsupported(bn, fmt::format("folding channel {} gives the non-finite scale {} / shift {}", c, s[c], t[c]));
     }
     const int prod = producers[bn.inputs[0]];
     const bool foldable = prod >= 0 && g.nodes[prod].op == "Conv" && !g.nodes[prod].is_tessel() &&
@@ -47,6 +52,14 @@ void fold_batchnorm(ir::Graph& g, PassContext&) {
       std::vector<float> b(C, 0.0f);
       if (conv.inputs.size() >= 3 && conv.inputs[2] >= 0) b = g.const_f32(conv.inputs[2]);
       for (int64_t c = 0; c < C; ++c) b[c] = b[c] * s[c] + t[c];
+      for (size_t i = 0; i < w.size(); ++i)
+        if (!std::isfinite(w[i]))
+          ir::throw_unsupported(bn, fmt::format("folding into {} gives the non-finite weight {} at element {}",
+                                                ir::describe(conv), w[i], i));
+      for (int64_t c = 0; c < C; ++c)
+        if (!std::isfinite(b[c]))
+          ir::throw_unsupported(bn, fmt::format("folding into {} gives the non-finite bias {} for channel {}",
+                                                ir::describe(conv), b[c], c));
       const std::string wname = g.unique_name(wv.name + "_bnfold");
       const std::vector<int64_t> wshape = wv.shape;
       const int nw = g.add_const_f32(wname, wshape, w);

@@ -13,7 +13,9 @@
 namespace tessel::compiler::passes {
 
 /// Runs the 'fold_batchnorm' pass on `g` in place.
-/// Throws UserError naming the node when its parameters are not constants.
+/// Throws UserError naming the node when its parameters are not constants, when epsilon is
+/// negative or not finite, when var[c] + eps is not positive for a channel, or when folding gives
+/// a non-finite scale, shift, weight or bias (naming the channel or element).
 void fold_batchnorm(ir::Graph& g, PassContext& ctx);
 
 }  // namespace tessel::compiler::passes

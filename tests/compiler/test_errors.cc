@@ -111,7 +111,7 @@ TEST(ImportErrors, UnknownAttributeAndStorageOrder) {
   testing::OnnxBuilder::integer(r, "alpha", 1);
   c.output("y");
   EXPECT_EQ(message_of<UserError>([&] { frontend::import_onnx_bytes(c.bytes(), "m"); }),
-            "node 'relu1' (Relu): attribute 'alpha' not supported");
+            "node 'relu1' (Relu): attribute 'alpha' is not defined by Relu at opset 13");
 }
 
 TEST(ImportErrors, NonFloatInputAndUnknownDomain) {
