@@ -87,13 +87,16 @@ struct RequantChannel {
   int32_t clip_lo = -128, clip_hi = 127;
 
   /// The chain of Requant on one accumulator.
-  int8_t apply(int32_t acc) const {
-    int32_t x = wrap_add(acc, acc_offset);
-    x = std::min(std::max(x, acc_min), acc_max);
-    x = wrap_mul(x, multiplier);
-    x = wrap_add(x, round) >> shift;
-    x = wrap_add(x, out_add);
-    return static_cast<int8_t>(std::min(std::max(x, clip_lo), clip_hi));
+  int8_t apply(int32_t acc) const { return apply(*this, acc); }
+  /// The same, with the channel by value (for loops storing int8 results, which could otherwise
+  /// alias the constants and keep the loop from vectorising).
+  static int8_t apply(RequantChannel k, int32_t acc) {
+    int32_t x = wrap_add(acc, k.acc_offset);
+    x = std::min(std::max(x, k.acc_min), k.acc_max);
+    x = wrap_mul(x, k.multiplier);
+    x = wrap_add(x, k.round) >> k.shift;
+    x = wrap_add(x, k.out_add);
+    return static_cast<int8_t>(std::min(std::max(x, k.clip_lo), k.clip_hi));
   }
 };
 

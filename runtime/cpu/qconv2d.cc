@@ -127,12 +127,14 @@ void conv_group(const Geo& g, const int16_t* pad, const int64_t* tap_off, const 
         int8_t* dst = out_n + (o * g.oh + ty) * g.ow;
         const uint32_t* src = acc + j * tile;
         // runtime/qnn.h requantize(): the channel's chain resolved once, then applied per element
-        // (branch-free, so the loop vectorises).
+        // (branch-free; the constants and the trip count are locals, which the int8 stores cannot
+        // alias, so the loop vectorises).
         const RequantChannel ch = requant_channel(rq, static_cast<size_t>(o));
+        const int64_t ow = g.ow, pitch = g.pw2;
         for (int64_t r = 0; r < tr; ++r) {
-          const uint32_t* srow = src + r * g.pw2;
-          int8_t* drow = dst + r * g.ow;
-          for (int64_t x = 0; x < g.ow; ++x) drow[x] = ch.apply(static_cast<int32_t>(srow[x]));
+          const uint32_t* __restrict srow = src + r * pitch;
+          int8_t* __restrict drow = dst + r * ow;
+          for (int64_t x = 0; x < ow; ++x) drow[x] = RequantChannel::apply(ch, static_cast<int32_t>(srow[x]));
         }
       }
     }
