@@ -45,9 +45,10 @@
 //    (every accumulator but 0 saturates, with M' as with M).
 //    Worst-case error (in output LSBs, before rounding): max |a| * |M' - M| over the
 //    accumulators a in the clamped range; an output differs from round(acc * M) only where
-//    acc * M lies within that distance of a rounding boundary. On the bundled int8 models the
-//    multipliers get 11 to 16 bits and the worst case is 0.042 LSB (mobilenetv2's final
-//    MatMul), so no two-limb multiply is needed (test_requant_property.cc asserts < 1/16 LSB).
+//    acc * M lies within that distance of a rounding boundary. On the bundled int8 models every
+//    multiplier gets at least 11 bits (the least per layer: 11 to 19) and the worst case is
+//    0.042 LSB (mobilenetv2's final MatMul; 0.017 for its convs), so no two-limb multiply is
+//    needed (test_requant_property.cc asserts < 1/16 LSB for every layer).
 // Stores the result in the node's attrs["requant"] (runtime/cpu/kernels.h format).
 #pragma once
 
