@@ -153,9 +153,11 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
                    out_zero_point <= 127,
                "{}: clip [{}, {}] or zero point {} out of range", where, clip_lo, clip_hi, out_zero_point);
   for (size_t c = 0; c < m.size(); ++c) {
-    if (!(m[c] > 0.0) || !std::isfinite(m[c]))
-      throw_user_error("{}: requantisation scale s_in*s_w/s_out = {} of channel {} must be positive and finite", where,
-                       m[c], c);
+    // 0 only from a float32 product that underflows (every scale is positive): its results are
+    // the zero point, as ONNX Runtime's
+    if (!(m[c] >= 0.0) || !std::isfinite(m[c]))
+      throw_user_error("{}: requantisation scale s_in*s_w/s_out = {} of channel {} must be finite and not negative",
+                       where, m[c], c);
     if (acc[c].lo > acc[c].hi || !fits32(acc[c].lo) || !fits32(acc[c].hi))
       throw_user_error(
           "{}: accumulator range [{}, {}] of channel {} does not fit 32 bits (the layer's int32 accumulation would "
@@ -184,7 +186,7 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
       rq.acc_min.push_back(ch.acc_min);
       rq.acc_max.push_back(ch.acc_max);
       fig.scale.push_back(ch.scale);
-      fig.rel_error.push_back(std::fabs(ch.scale - m[c]) / m[c]);
+      fig.rel_error.push_back(m[c] > 0 ? std::fabs(ch.scale - m[c]) / m[c] : 0.0);
       fig.max_error_lsb.push_back(ch.error);
       fig.multiplier_bits.push_back(bits_of(ch.multiplier));
     }

@@ -40,7 +40,7 @@
 //               unsaturated accumulators are [0.5 / M, 255.5 / M]) that halves its magnitude,
 //               one more bit of m.
 //    A clip of one value gives multiplier 0 (the output is that value). A scale below 2^-32
-//    gives multiplier 0 (every |acc * M| < 1/2: the output is the zero point, which is also
+//    (0 included: a float32 product that underflows) gives multiplier 0 (every |acc * M| < 1/2: the output is the zero point, which is also
 //    round(acc * M)); one of 2^30 or more gives multiplier 2^30, shift 0 and the clamp [-1, 1]
 //    (every accumulator but 0 saturates, with M' as with M).
 //    Worst-case error (in output LSBs, before rounding): max |a| * |M' - M| over the
@@ -67,7 +67,7 @@ namespace tessel::compiler::passes {
 inline constexpr double kNegligibleErrorLsb = 1.0 / 65536;
 
 /// Runs the 'requant' pass on `g` in place.
-/// Throws UserError naming the node for non-positive or non-finite scales, and for an
+/// Throws UserError naming the node for negative or non-finite scales, and for an
 /// accumulator range that does not fit 32 bits (the layer's int32 accumulation would wrap).
 void requant(ir::Graph& g, PassContext& ctx);
 
@@ -90,7 +90,8 @@ struct RequantFigures {
 /// its accumulator (same length); out_zero_point, clip_lo and clip_hi go to the Requant as
 /// they are (-128 <= clip_lo <= clip_hi <= 127). Per-channel fields collapse to one entry when
 /// all channels agree. `where` names the layer in errors; `figures` (may be null) receives the
-/// figures. Throws UserError for M[c] <= 0, non-finite M[c], lo > hi, or a range outside
+/// figures. M[c] = 0 (a float32 product that underflows) gives the zero point. Throws
+/// UserError for M[c] < 0, non-finite M[c], lo > hi, or a range outside
 /// [-2^31, 2^31 - 1].
 runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<AccRange>& acc,
                                 int32_t out_zero_point, const std::string& where, int32_t clip_lo = -128,
