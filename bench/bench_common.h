@@ -216,7 +216,6 @@ inline SeededLayer make_seeded_layer(const Workload& w) {
   // std of uniform[-64,63] ~ 36.9, of uniform[-32,31] ~ 18.5; sum of ic*k*k products.
   const double acc_std = std::sqrt(static_cast<double>(w.ic * w.k * w.k)) * 36.9 * 18.5;
   const int shift = std::clamp(static_cast<int>(std::lround(std::log2(acc_std / 32.0))), 0, 31);
-  p.rq.pre_shift = 0;
   p.rq.multiplier = {1};
   p.rq.shift = {shift};
   p.rq.out_zero_point = 0;

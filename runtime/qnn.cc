@@ -8,6 +8,37 @@
 
 namespace tessel::runtime {
 
+std::string requant_problem(const Requant& rq, int64_t oc) {
+  const struct {
+    const char* name;
+    const std::vector<int32_t>& v;
+  } fields[] = {{"acc_offset", rq.acc_offset}, {"acc_min", rq.acc_min}, {"acc_max", rq.acc_max},
+                {"multiplier", rq.multiplier}, {"shift", rq.shift}};
+  for (const auto& f : fields) {
+    if (f.v.size() != 1 && static_cast<int64_t>(f.v.size()) != oc) {
+      return fmt::format("requant {} has {} entries, expected 1 or {} (the output channels)", f.name, f.v.size(),
+                         oc);
+    }
+  }
+  for (size_t c = 0; c < rq.shift.size(); ++c) {
+    if (rq.shift[c] < 0 || rq.shift[c] > 31) {
+      return fmt::format("requant shift[{}] {} is outside [0, 31]", c, rq.shift[c]);
+    }
+  }
+  const size_t n = std::max(rq.acc_min.size(), rq.acc_max.size());
+  for (size_t c = 0; c < n; ++c) {
+    if (rq.acc_min_at(c) > rq.acc_max_at(c)) {
+      return fmt::format("requant clamp of channel {}: acc_min {} exceeds acc_max {}", c, rq.acc_min_at(c),
+                         rq.acc_max_at(c));
+    }
+  }
+  if (rq.clip_lo < -128 || rq.clip_hi > 127 || rq.clip_lo > rq.clip_hi) {
+    return fmt::format("requant clip [{}, {}] must satisfy -128 <= clip_lo <= clip_hi <= 127", rq.clip_lo,
+                       rq.clip_hi);
+  }
+  return "";
+}
+
 void qconv2d_reference(const QConv2dParams& p, const int8_t* in, const int8_t* w,
                        const int32_t* bias, int8_t* out) {
   if (p.groups < 1 || p.ic % p.groups != 0 || p.oc % p.groups != 0 || p.stride_h < 1 ||
@@ -16,6 +47,9 @@ void qconv2d_reference(const QConv2dParams& p, const int8_t* in, const int8_t* w
         "qconv2d_reference: invalid parameters ic={} oc={} groups={} kernel=[{}, {}] "
         "stride=[{}, {}] output=[{}, {}]",
         p.ic, p.oc, p.groups, p.kh, p.kw, p.stride_h, p.stride_w, p.oh(), p.ow());
+  }
+  if (const std::string problem = requant_problem(p.rq, p.oc); !problem.empty()) {
+    throw_user_error("qconv2d_reference: {}", problem);
   }
   const int64_t icg = p.ic / p.groups, ocg = p.oc / p.groups;
   const int64_t oh = p.oh(), ow = p.ow();

@@ -6,9 +6,18 @@
 namespace tessel::compiler::ir {
 
 nlohmann::json requant_to_json(const runtime::Requant& rq) {
-  return nlohmann::json{{"pre_shift", rq.pre_shift},     {"multiplier", rq.multiplier},
-                        {"shift", rq.shift},             {"out_zero_point", rq.out_zero_point},
-                        {"clip_lo", rq.clip_lo},         {"clip_hi", rq.clip_hi}};
+  nlohmann::json j{{"multiplier", rq.multiplier}, {"shift", rq.shift},     {"out_zero_point", rq.out_zero_point},
+                   {"clip_lo", rq.clip_lo},       {"clip_hi", rq.clip_hi}};
+  // The centring offset and the clamp only when used (their defaults are 0 and no clamp).
+  auto all = [](const std::vector<int32_t>& v, int32_t x) {
+    for (int32_t e : v)
+      if (e != x) return false;
+    return true;
+  };
+  if (!all(rq.acc_offset, 0)) j["acc_offset"] = rq.acc_offset;
+  if (!all(rq.acc_min, INT32_MIN)) j["acc_min"] = rq.acc_min;
+  if (!all(rq.acc_max, INT32_MAX)) j["acc_max"] = rq.acc_max;
+  return j;
 }
 
 runtime::QConv2dParams qconv2d_params(const Graph& g, const Node& n) {

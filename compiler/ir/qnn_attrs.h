@@ -1,6 +1,7 @@
 // The attributes of Tessel's qconv2d node (and Executable step) as runtime/qnn.h structures:
-// stride [h,w], pads [t,l,b,r], groups, in_zero_point, requant {pre_shift, multiplier[],
-// shift[], out_zero_point, clip_lo, clip_hi} (format of runtime/cpu/kernels.h). Reading them
+// stride [h,w], pads [t,l,b,r], groups, in_zero_point, requant {multiplier[], shift[],
+// out_zero_point, clip_lo, clip_hi, and acc_offset[], acc_min[], acc_max[] when they are not
+// their defaults} (format of runtime/cpu/kernels.h). Reading them
 // back is the runtime's job (runtime::cpu::parse_qconv2d / parse_requant); the compiler uses
 // the same parser so both sides agree on every field, default and range.
 #pragma once
@@ -12,7 +13,8 @@
 
 namespace tessel::compiler::ir {
 
-/// Requant -> JSON object with the six fields above (read back by runtime::cpu::parse_requant).
+/// Requant -> JSON object with the fields above (read back by runtime::cpu::parse_requant to the
+/// same Requant).
 nlohmann::json requant_to_json(const runtime::Requant& rq);
 
 /// QConv2dParams of a qconv2d node: shapes from its input x [N,C,H,W], weights

@@ -19,7 +19,8 @@ void fuse_activation(ir::Graph& g, PassContext&) {
     ir::Node& prod = g.nodes[p];
     if (!prod.is_tessel()) continue;
     const int lo = clip.attrs.at("lo").get<int>(), hi = clip.attrs.at("hi").get<int>();
-    if (prod.op == "qconv2d" && prod.attrs.contains("requant")) {
+    if (prod.op == "qconv2d") {
+      if (!prod.attrs.contains("requant")) prod.attrs["requant"] = {{"clip_lo", -128}, {"clip_hi", 127}};
       auto& rq = prod.attrs["requant"];
       rq["clip_lo"] = std::max(rq.value("clip_lo", -128), lo);
       rq["clip_hi"] = std::min(rq.value("clip_hi", 127), hi);

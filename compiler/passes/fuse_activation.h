@@ -2,8 +2,10 @@
 //
 // Fuses activation clamps into their producer in the integer domain: qconv2d followed by qclip
 // (the qconv2d output's only consumer, not a graph output) -> the qclip bounds are intersected
-// with the qconv2d's requant clip_lo/clip_hi; qadd followed by qclip with lo = the output zero
-// point and hi = 127 -> qadd with relu = true.
+// with the qconv2d's requant clip_lo/clip_hi (attrs["requant"], created as {clip_lo, clip_hi}
+// when the node has none yet: the requant pass, which runs next, derives the rest for those
+// bounds); qadd followed by qclip with lo = the output zero point and hi = 127 -> qadd with
+// relu = true.
 #pragma once
 
 #include "compiler/ir/graph.h"

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
 
 #include "compiler/ir/op_util.h"
+#include "compiler/passes/requant.h"
 #include "support/error.h"
 
 namespace tessel::compiler::passes {
@@ -34,7 +36,7 @@ float pow2_scale(float max_abs) {
 
 class Integerizer {
  public:
-  explicit Integerizer(ir::Graph& g) : g_(g), consumers_(g.consumers()) {}
+  Integerizer(ir::Graph& g, const IntegerizeOptions& opts) : g_(g), opts_(opts), consumers_(g.consumers()) {}
 
   void run() {
     for (int in : g_.inputs) flt_[in] = in;
@@ -57,6 +59,7 @@ class Integerizer {
 
  private:
   ir::Graph& g_;
+  IntegerizeOptions opts_;
   std::vector<std::vector<int>> consumers_;  // of the original graph
   const std::vector<Node>* old_nodes_ = nullptr;
   std::map<int, int> rep_;      // original value -> int8 value
@@ -306,60 +309,224 @@ class Integerizer {
     return c.q.scale;
   }
 
-  /// int32 bias at scale s_in * s_w[c] from an optional bias input (quantised or float constant).
-  std::optional<std::vector<int32_t>> bias_i32(int b, float s_in, const std::vector<float>& s_w) const {
-    const size_t oc = s_w.size();
-    std::vector<int32_t> out(oc, 0);
-    if (b < 0) return out;
-    std::vector<double> real(oc);
-    if (const auto it = qconst_.find(b); it != qconst_.end()) {
-      const QConst& c = it->second;
-      if (g_.values[c.value].num_elements() != static_cast<int64_t>(oc)) return std::nullopt;
-      const auto raw = g_.const_i64(c.value);
-      for (size_t i = 0; i < oc; ++i) {
-        const double s_b = c.q.scale_at(c.q.per_tensor() ? 0 : i);
-        const double want = static_cast<double>(s_in) * s_w[i];
-        const int64_t q = raw[i] - c.q.zero_point_at(c.q.per_tensor() ? 0 : i);
-        if (std::fabs(s_b - want) <= 1e-6 * want) {
-          out[i] = static_cast<int32_t>(q);  // the model's bias is already at s_in * s_w
-          real[i] = std::nan("");
-        } else {
-          real[i] = static_cast<double>(q) * s_b;
-        }
-      }
-    } else if (g_.values[b].is_const && g_.values[b].dtype == DType::kF32) {
-      const auto f = g_.const_f32(b);
-      if (f.size() != oc) return std::nullopt;
-      for (size_t i = 0; i < oc; ++i) real[i] = f[i];
+  /// The elements of a tensor of `shape` in channel-major order for channel axis `axis`:
+  /// out[c * per + i] with i running over the other axes in their order.
+  template <typename T>
+  static std::vector<T> channel_major(const std::vector<T>& v, const std::vector<int64_t>& shape, int axis) {
+    int64_t inner = 1, outer = 1;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      if (static_cast<int>(k) > axis) inner *= shape[k];
+      if (static_cast<int>(k) < axis) outer *= shape[k];
+    }
+    const int64_t dim = shape[static_cast<size_t>(axis)], per = outer * inner;
+    std::vector<T> out(v.size());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < dim; ++c)
+        for (int64_t i = 0; i < inner; ++i) out[c * per + o * inner + i] = v[(o * dim + c) * inner + i];
+    return out;
+  }
+
+  /// The integer constants of a conv / dense layer: int8 weights in channel-major order
+  /// ([OC][per], i.e. OIHW for a conv, [N][K] for a dense layer), per-channel weight scales and
+  /// the int32 bias at scale s_in * scale[c].
+  struct LayerConsts {
+    std::vector<int8_t> w;
+    std::vector<float> scale;
+    std::vector<int32_t> bias;
+    bool from_float = false;  ///< quantised here from float weights
+    bool floored = false;     ///< some channel's imported weight scale was raised (see below)
+  };
+
+  /// The layer's weights `w` (channel axis `axis`, `oc` channels) and optional bias `b` as
+  /// integers for input parameters `qx`, or nullopt when they are not usable (weights neither an
+  /// int8 quantised constant with zero point 0 nor, with quantize_float_weights, a float
+  /// constant; a bias of the wrong size or kind).
+  ///
+  /// Scales: imported weights keep theirs; float weights get per-channel power-of-two scales
+  /// 2^ceil(log2(max|w| / 127)) (at least 2^-126, the float32 minimum; an all-zero channel starts
+  /// from the floor below, or 1 without a bias). The bias is the model's int32 when its scale is
+  /// s_in * s_w, else rhe(real / (s_in * s_w)).
+  ///
+  /// The floor (a channel whose accumulator cannot be held in 32 bits): the exact range of the
+  /// channel's accumulator over all int8 inputs (passes::qconv2d_acc_ranges) must fit
+  /// [-2^30, 2^30 - 1] for float weights (one bit of headroom keeps the power-of-two
+  /// requantisation's rounding add from wrapping), and int32 for imported ones (channels that fit
+  /// are kept exactly as given). A channel that does not fit gets the smallest scale
+  /// s_w * 2^k, k >= 1, at which it fits [-2^30, 2^30 - 1], its weights re-rounded from their
+  /// real values (rhe(w / (s_w 2^k)); for imported weights w = q * s_w, so this is rhe(q / 2^k), a
+  /// single rounding) and its bias quantised at s_in * s_w * 2^k. A channel with near-zero weights
+  /// next to its bias (|w| ~ 1e-30) thus quantises to zero weights and its output is the bias
+  /// alone. This is ONNX Runtime's quantiser's rule (quantize_static raises a weight scale until
+  /// the int32 bias at s_in * s_w fits, qdq_quantizer._adjust_weight_scale_for_int32_bias, and
+  /// floors scales below the float32 minimum, quant_utils.compute_scale_zp), applied to the whole
+  /// accumulator (bias and products) that the 32-bit accelerator must hold. Throws UserError
+  /// naming the node when a bias is so large for its input scale that no float32 weight scale
+  /// brings it into range.
+  std::optional<LayerConsts> layer_consts(const Node& n, int w, int axis, int64_t oc, int b, const QuantInfo& qx) {
+    const ir::Value& wv = g_.values[w];
+    LayerConsts lc;
+    std::vector<double> real;  // channel-major real weights (float weights)
+    std::vector<int64_t> q0;   // channel-major int8 weights (imported)
+    std::vector<float> s0;
+    if (const auto it = qconst_.find(w); it != qconst_.end()) {
+      const auto sw = weight_scales(it->second, axis, oc);
+      if (!sw) return std::nullopt;
+      s0 = *sw;
+      const ir::Value& cv = g_.values[it->second.value];
+      q0 = channel_major(g_.const_i64(it->second.value), cv.shape, axis);
+    } else if (opts_.quantize_float_weights && wv.is_const && wv.dtype == DType::kF32) {
+      const auto f = channel_major(g_.const_f32(w), wv.shape, axis);
+      real.assign(f.begin(), f.end());
+      lc.from_float = true;
     } else {
       return std::nullopt;
     }
-    for (size_t i = 0; i < oc; ++i) {
-      if (std::isnan(real[i])) continue;
-      const double q = std::nearbyint(real[i] / (static_cast<double>(s_in) * s_w[i]));
-      out[i] = static_cast<int32_t>(std::clamp(q, -2147483648.0, 2147483647.0));
+    const int64_t per = static_cast<int64_t>(lc.from_float ? real.size() : q0.size()) / oc;
+    // The bias: raw int32 at the layer's scale (imported, matching), or real values.
+    std::vector<std::optional<int64_t>> raw(static_cast<size_t>(oc));
+    std::vector<double> real_b(static_cast<size_t>(oc), 0.0);
+    std::optional<QConst> bq;
+    if (b >= 0) {
+      if (const auto it = qconst_.find(b); it != qconst_.end()) {
+        bq = it->second;
+        if (g_.values[bq->value].num_elements() != oc) return std::nullopt;
+      } else if (g_.values[b].is_const && g_.values[b].dtype == DType::kF32) {
+        const auto f = g_.const_f32(b);
+        if (static_cast<int64_t>(f.size()) != oc) return std::nullopt;
+        for (int64_t c = 0; c < oc; ++c) real_b[c] = f[c];
+      } else {
+        return std::nullopt;
+      }
     }
-    return out;
+    const double s_in = qx.scale[0];
+    const int32_t zx = qx.zero_point[0];
+    const int64_t dlo = -128 - zx, dhi = 127 - zx;
+    std::vector<int64_t> braw;
+    if (bq) braw = g_.const_i64(bq->value);
+    lc.w.resize(static_cast<size_t>(oc * per));
+    lc.scale.resize(static_cast<size_t>(oc));
+    lc.bias.resize(static_cast<size_t>(oc));
+    constexpr int64_t kLimit = int64_t{1} << 30;
+    std::vector<int64_t> q(static_cast<size_t>(per));
+    for (int64_t c = 0; c < oc; ++c) {
+      // initial scale and bias form
+      double start;
+      if (lc.from_float) {
+        float m = 0;
+        for (int64_t k = 0; k < per; ++k) m = std::max(m, static_cast<float>(std::fabs(real[c * per + k])));
+        start = m > 0 ? std::max(std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(static_cast<double>(m) / 127.0)))),
+                                 std::ldexp(1.0, -126))
+                      : 0.0;  // all zero: from the floor
+      } else {
+        start = s0[c];
+      }
+      if (bq) {
+        const double s_b = bq->q.scale_at(bq->q.per_tensor() ? 0 : static_cast<size_t>(c));
+        const int64_t qb = braw[c] - bq->q.zero_point_at(bq->q.per_tensor() ? 0 : static_cast<size_t>(c));
+        const double want = s_in * start;
+        if (!lc.from_float && std::fabs(s_b - want) <= 1e-6 * want) raw[c] = qb;  // already at s_in * s_w
+        real_b[c] = static_cast<double>(qb) * s_b;
+      }
+      if (start == 0.0) {
+        // all-zero float weights: from the smallest power-of-two scale at which the bias can fit
+        // (1 without a bias)
+        start = real_b[c] == 0.0 ? 1.0
+                                 : std::max(std::ldexp(1.0, static_cast<int>(std::floor(std::log2(
+                                                                std::fabs(real_b[c]) / (s_in * kLimit))))),
+                                            std::ldexp(1.0, -126));
+      }
+      auto check_scale = [&](double s) {
+        if (!(s <= std::numeric_limits<float>::max()))
+          ir::throw_unsupported(n, fmt::format("the bias {} of output channel {} is too large for the input scale {}: "
+                                               "no float32 weight scale brings its accumulator into 32 bits",
+                                               real_b[c], c, s_in));
+      };
+      check_scale(start);
+      // The channel at scale `s` (k: the power of two it was raised by): weights, bias, range.
+      int64_t bias_q = 0;
+      auto at_scale = [&](double s, int k) -> bool {
+        for (int64_t i = 0; i < per; ++i) {
+          const double v = lc.from_float ? std::nearbyint(real[c * per + i] / s)
+                                         : (k == 0 ? static_cast<double>(q0[c * per + i])
+                                                   : std::nearbyint(std::ldexp(static_cast<double>(q0[c * per + i]), -k)));
+          q[static_cast<size_t>(i)] = static_cast<int64_t>(std::clamp(v, -128.0, 127.0));
+        }
+        if (raw[c] && k == 0) {
+          bias_q = *raw[c];
+        } else {
+          const double v = std::nearbyint(real_b[c] / (s_in * s));
+          if (!(std::fabs(v) < 9.0e18)) return false;  // far outside any range (or not finite)
+          bias_q = static_cast<int64_t>(v);
+        }
+        const AccRange r = channel_acc_range(q, bias_q, dlo, dhi);
+        const int64_t lo = lc.from_float || k > 0 ? -kLimit : INT32_MIN;
+        const int64_t hi = lc.from_float || k > 0 ? kLimit - 1 : INT32_MAX;
+        return r.lo >= lo && r.hi <= hi;
+      };
+      int k = 0;
+      if (!at_scale(start, 0)) {
+        // estimate of the first power of two that can fit, from the bias alone
+        const double need = std::fabs(real_b[c]) / (s_in * start * static_cast<double>(kLimit));
+        k = std::max(1, need > 1 ? static_cast<int>(std::floor(std::log2(need))) : 1);
+        while (true) {
+          const double s = std::ldexp(start, k);
+          check_scale(s);
+          if (at_scale(s, k)) break;
+          ++k;
+        }
+      }
+      const float s_final = static_cast<float>(std::ldexp(start, k));
+      lc.scale[c] = s_final;
+      lc.bias[c] = static_cast<int32_t>(bias_q);
+      for (int64_t i = 0; i < per; ++i) lc.w[c * per + i] = static_cast<int8_t>(q[static_cast<size_t>(i)]);
+      lc.floored = lc.floored || (!lc.from_float && k > 0);
+    }
+    return lc;
+  }
+
+  /// An int8 weight constant with the values of `lc` and its per-channel parameters along
+  /// `axis`, shaped like `src`: `src` itself when `reuse` (its values are those of `lc`) and it
+  /// has no other parameters yet, else a new constant named `name` (a unique variant of it).
+  int weight_value(int src, const LayerConsts& lc, int axis, bool reuse, const std::string& name) {
+    QuantInfo q;
+    q.scale = lc.scale;
+    q.zero_point.assign(lc.scale.size(), 0);
+    q.axis = axis;
+    bool same = true;
+    for (float s : lc.scale) same = same && s == lc.scale[0];
+    if (same) q = QuantInfo::tensor(lc.scale[0], 0);
+    if (reuse) {
+      ir::Value& v = g_.values[src];
+      if (!v.quant) {
+        v.quant = q;
+        return src;
+      }
+      if (*v.quant == q) return src;
+    }
+    const std::vector<int64_t> shape = g_.values[src].shape;
+    const int id = g_.add_const_i8(g_.unique_name(name), shape, lc.w);
+    g_.values[id].quant = q;
+    return id;
   }
 
   bool try_qconv(const Node& n) {
     const int x = n.inputs[0], w = n.inputs[1], b = n.inputs.size() >= 3 ? n.inputs[2] : -1;
     const int rx = get_rep(x);
-    const auto wq = qconst_.find(w);
     const auto fq = find_fq(n.outputs[0]);
-    if (rx < 0 || wq == qconst_.end() || !fq) return false;
-    const ir::Value& wv = g_.values[wq->second.value];
-    if (wv.shape.size() != 4) return false;
-    const int64_t oc = wv.shape[0];
-    const auto sw = weight_scales(wq->second, 0, oc);
-    if (!sw) return false;
-    const float sx = quant_of(rx).scale[0];
-    const auto bias = bias_i32(b, sx, *sw);
-    if (!bias) return false;
+    if (rx < 0 || !fq) return false;
+    const auto wq = qconst_.find(w);
+    const int wconst = wq != qconst_.end() ? wq->second.value : w;
+    if (g_.values[wconst].shape.size() != 4) return false;
+    const int64_t oc = g_.values[wconst].shape[0];
+    const auto lc = layer_consts(n, w, 0, oc, b, quant_of(rx));
+    if (!lc) return false;
     const ir::Value& xv = g_.values[x];
-    const auto win = ir::window_2d(n, xv.shape[2], xv.shape[3], wv.shape[2], wv.shape[3]);
-    const int wid = weight_value(wq->second.value, *sw, 0);
-    const std::vector<int32_t> bias_copy = *bias;
+    const auto win = ir::window_2d(n, xv.shape[2], xv.shape[3], g_.values[wconst].shape[2], g_.values[wconst].shape[3]);
+    // imported weights as given: the constant itself; re-rounded or quantised here: a new one
+    const bool as_given = !lc->from_float && !lc->floored;
+    const int wid = weight_value(wconst, *lc, 0, as_given,
+                                 g_.values[wconst].name + (lc->from_float ? "_i8" : lc->floored ? "_floored" : "_w"));
+    const std::vector<int32_t> bias_copy = lc->bias;
     const int bid = g_.add_const_i32(g_.unique_name(n.name + "_bias_i32"), {oc}, bias_copy);
     const int y = n.outputs[0];
     const int out = new_value(g_.values[y].name + "_i8", DType::kI8, g_.values[y].shape, *fq);
@@ -370,29 +537,6 @@ class Integerizer {
     emit(n, "qconv2d", {rx, wid, bid}, {out}, std::move(a));
     rep_[y] = out;
     return true;
-  }
-
-  /// An int8 weight constant carrying its per-channel parameters along `axis`.
-  int weight_value(int src, const std::vector<float>& scales, int axis) {
-    ir::Value& v = g_.values[src];
-    QuantInfo q;
-    q.scale = scales;
-    q.zero_point.assign(scales.size(), 0);
-    q.axis = axis;
-    bool same = true;
-    for (float s : scales) same = same && s == scales[0];
-    if (same) q = QuantInfo::tensor(scales[0], 0);
-    if (!v.quant) {
-      v.quant = q;
-      return src;
-    }
-    if (*v.quant == q) return src;
-    const std::vector<int64_t> shape = v.shape;
-    std::vector<uint8_t> data = v.data;
-    const std::string name = g_.unique_name(v.name + "_w");
-    const int id = g_.add_const(name, DType::kI8, shape, std::move(data));
-    g_.values[id].quant = q;
-    return id;
   }
 
   bool try_qdense(const Node& n) {
@@ -407,38 +551,32 @@ class Integerizer {
       if (n.inputs.size() >= 3) c = n.inputs[2];
     }
     const int ra = get_rep(a);
-    const auto wq = qconst_.find(bw);
     const auto fq = find_fq(n.outputs[0]);
-    if (ra < 0 || wq == qconst_.end() || !fq) return false;
+    if (ra < 0 || !fq) return false;
+    const auto wq = qconst_.find(bw);
+    const int wconst = wq != qconst_.end() ? wq->second.value : bw;
     const ir::Value& av = g_.values[a];
-    const ir::Value& wv = g_.values[wq->second.value];
+    const ir::Value& wv = g_.values[wconst];
     if (av.shape.size() != 2 || wv.shape.size() != 2) return false;
     const int64_t M = av.shape[0], K = av.shape[1];
     const int64_t N = trans_b ? wv.shape[0] : wv.shape[1];
     if ((trans_b ? wv.shape[1] : wv.shape[0]) != K) return false;
-    const auto sw = weight_scales(wq->second, trans_b ? 0 : 1, N);
-    if (!sw) return false;
     if (c >= 0 && g_.values[c].num_elements() != N) return false;
-    const float sx = quant_of(ra).scale[0];
-    const auto bias = bias_i32(c, sx, *sw);
-    if (!bias) return false;
-    // Weights as OIHW [N, K, 1, 1].
-    const auto raw = g_.const_i64(wq->second.value);
-    std::vector<int8_t> w(static_cast<size_t>(N * K));
-    for (int64_t o = 0; o < N; ++o)
-      for (int64_t k = 0; k < K; ++k) w[o * K + k] = static_cast<int8_t>(trans_b ? raw[o * K + k] : raw[k * N + o]);
-    const int wid = g_.add_const_i8(g_.unique_name(g_.values[bw].name + "_oihw"), {N, K, 1, 1}, w);
+    const QuantInfo qa = quant_of(ra);
+    const auto lc = layer_consts(n, bw, trans_b ? 0 : 1, N, c, qa);
+    if (!lc) return false;
+    // Weights as OIHW [N, K, 1, 1]: the channel-major [N][K] order of layer_consts.
+    const int wid = g_.add_const_i8(g_.unique_name(g_.values[bw].name + "_oihw"), {N, K, 1, 1}, lc->w);
     QuantInfo wqi;
-    wqi.scale = *sw;
+    wqi.scale = lc->scale;
     wqi.zero_point.assign(N, 0);
     wqi.axis = 0;
     bool same = true;
-    for (float s : *sw) same = same && s == (*sw)[0];
-    g_.values[wid].quant = same ? QuantInfo::tensor((*sw)[0], 0) : wqi;
-    const std::vector<int32_t> bias_copy = *bias;
+    for (float s : lc->scale) same = same && s == lc->scale[0];
+    g_.values[wid].quant = same ? QuantInfo::tensor(lc->scale[0], 0) : wqi;
+    const std::vector<int32_t> bias_copy = lc->bias;
     const int bid = g_.add_const_i32(g_.unique_name(n.name + "_bias_i32"), {N}, bias_copy);
     const int y = n.outputs[0];
-    const QuantInfo qa = quant_of(ra);
     const int x4 = new_value(g_.values[a].name + "_nchw", DType::kI8, {M, K, 1, 1}, qa);
     emit(n, "reshape", {ra}, {x4}, json::object(), "_reshape_in");
     const int y4 = new_value(g_.values[y].name + "_nchw", DType::kI8, {M, N, 1, 1}, *fq);
@@ -646,9 +784,9 @@ int insert_fake_quant(ir::Graph& g, int x, float scale, int32_t zero_point) {
   return y;
 }
 
-void integerize(ir::Graph& g) {
+void integerize(ir::Graph& g, const IntegerizeOptions& opts) {
   g.topo_sort();
-  Integerizer(g).run();
+  Integerizer(g, opts).run();
   g.topo_sort();
 }
 

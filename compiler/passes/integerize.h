@@ -8,7 +8,8 @@
 // Output: a graph of Tessel kernel nodes (runtime/cpu/kernels.h names) only:
 //  - Conv, and Gemm / MatMul with constant weights (as a 1x1 qconv2d on [M,K,1,1] between
 //    reshape nodes), whose input has an int8 representation, whose weights are an int8
-//    quantised constant with zero point 0, and whose output reaches a fake_quant (directly or through
+//    quantised constant with zero point 0 (or, with IntegerizeOptions::quantize_float_weights,
+//    a float constant, quantised here), and whose output reaches a fake_quant (directly or through
 //    sole-consumer Relu/Clip/MaxPool/Reshape/Flatten/Squeeze/Unsqueeze/Identity) -> qconv2d with an int32 bias at scale s_in * s_w[c] (rescaled with rhe if the
 //    model's bias scale differs, float biases quantised the same way);
 //  - Add -> qadd; AveragePool / GlobalAveragePool -> avgpool / global_avgpool; Concat ->
@@ -35,9 +36,23 @@ inline constexpr const char* kFakeQuant = "fake_quant";
 /// output value id.
 int insert_fake_quant(ir::Graph& g, int x, float scale, int32_t zero_point);
 
-/// Rewrites `g` as described above. Throws UserError naming the node when an operator has no
-/// integer or float lowering (e.g. float Clip with bounds other than [0, inf)), or quantised
-/// constants are malformed (per-axis parameters of the wrong length, non-positive scales).
-void integerize(ir::Graph& g);
+/// Options of integerize().
+struct IntegerizeOptions {
+  /// Quantise constant float weights of Conv / Gemm / MatMul here (per output channel,
+  /// power-of-two scales; the quantize pass). Otherwise (qdq_import) such layers run in float.
+  bool quantize_float_weights = false;
+};
+
+/// Rewrites `g` as described above. Weight scales and biases of qconv2d layers follow
+/// Integerizer::layer_consts in integerize.cc: imported int8 weights keep their values and
+/// scales unless a channel's accumulator cannot be held in 32 bits; then (as for float weights
+/// quantised here) that channel's scale is floored: raised to the smallest power-of-two multiple
+/// at which its exact accumulator range fits [-2^30, 2^30 - 1], so near-zero weights next to a
+/// bias quantise to 0 (ONNX Runtime's quantiser raises such weight scales the same way until the
+/// int32 bias fits). Throws UserError naming the node when an operator has no integer or float
+/// lowering (e.g. float Clip with bounds other than [0, inf)), quantised constants are malformed
+/// (per-axis parameters of the wrong length, non-positive scales), or a bias is too large for
+/// any float32 weight scale.
+void integerize(ir::Graph& g, const IntegerizeOptions& opts = {});
 
 }  // namespace tessel::compiler::passes

@@ -36,8 +36,9 @@ struct Pass {
 };
 
 /// The graph passes in pipeline order: shape_inference, constant_folding,
-/// dead_code_elimination, fold_batchnorm, fuse_bias, qdq_import, quantize, requant,
-/// fuse_activation, placement, layout_nchwnc.
+/// dead_code_elimination, fold_batchnorm, fuse_bias, qdq_import, quantize, fuse_activation,
+/// requant, placement, layout_nchwnc (requant after fuse_activation: the requantisation is
+/// derived for the fused clip bounds).
 const std::vector<Pass>& graph_pipeline();
 
 /// Wall time of one pass in milliseconds.

@@ -27,8 +27,8 @@ const std::vector<Pass>& graph_pipeline() {
       {"fuse_bias", "constant per-channel Add into Conv / MatMul / Gemm", fuse_bias},
       {"qdq_import", "QDQ / QLinear operators to integer operators", qdq_import},
       {"quantize", "post-training quantisation with power-of-two scales", quantize},
-      {"requant", "requantisation parameters of every qconv2d", requant},
       {"fuse_activation", "qclip into qconv2d clip bounds / qadd relu", fuse_activation},
+      {"requant", "requantisation parameters of every qconv2d", requant},
       {"placement", "qconv2d on the accelerator, the rest on the CPU", placement},
       {"layout_nchwnc", "NCHWnc packing around accelerator layers", layout_nchwnc},
   };

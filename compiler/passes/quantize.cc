@@ -32,46 +32,6 @@ bool produces_new_range(const Node& n) {
   return !n.is_tessel() && ops.count(n.op) > 0;
 }
 
-/// Replaces constant float weights `w` by DequantizeLinear(int8 constant, per-channel power-of-two
-/// scales along `axis`) and returns the new float value id.
-int quantize_weights(ir::Graph& g, const Node& user, int w, int axis) {
-  const ir::Value wv = g.values[w];
-  const auto f = g.const_f32(w);
-  const int64_t channels = wv.shape[axis];
-  int64_t inner = 1;
-  for (size_t k = axis + 1; k < wv.shape.size(); ++k) inner *= wv.shape[k];
-  std::vector<float> max_abs(channels, 0.0f);
-  for (size_t i = 0; i < f.size(); ++i) {
-    const int64_t c = (static_cast<int64_t>(i) / inner) % channels;
-    max_abs[c] = std::max(max_abs[c], std::fabs(f[i]));
-  }
-  std::vector<float> scales(channels);
-  for (int64_t c = 0; c < channels; ++c) scales[c] = pow2_scale(max_abs[c]);
-  std::vector<int8_t> q(f.size());
-  for (size_t i = 0; i < f.size(); ++i) {
-    const int64_t c = (static_cast<int64_t>(i) / inner) % channels;
-    q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(f[i] / scales[c]), -128.0f, 127.0f));
-  }
-  const int qi = g.add_const_i8(g.unique_name(wv.name + "_i8"), wv.shape, q);
-  const int si = g.add_const_f32(g.unique_name(wv.name + "_scale"), {channels}, scales);
-  const int zi = g.add_const_i8(g.unique_name(wv.name + "_zp"), {channels}, std::vector<int8_t>(channels, 0));
-  ir::Value out;
-  out.name = g.unique_name(wv.name + "_dq");
-  out.dtype = DType::kF32;
-  out.shape = wv.shape;
-  out.shape_known = true;
-  const int ov = g.add_value(std::move(out));
-  Node dq;
-  dq.name = user.name + "_weights_dequantize";
-  dq.op = "DequantizeLinear";
-  dq.source_op = "quantize";
-  dq.inputs = {qi, si, zi};
-  dq.outputs = {ov};
-  dq.attrs = nlohmann::json{{"axis", axis}};
-  g.nodes.push_back(std::move(dq));
-  return ov;
-}
-
 }  // namespace
 
 void quantize(ir::Graph& g, PassContext& ctx) {
@@ -98,22 +58,10 @@ void quantize(ir::Graph& g, PassContext& ctx) {
     });
   }
 
-  // 2. Weights: int8 with per-output-channel power-of-two scales behind DequantizeLinear.
+  // 2. Weights are quantised by integerize (per output channel, power-of-two scales, floored so
+  //    that every channel's accumulator fits 32 bits; compiler/passes/integerize.h), which knows
+  //    each layer's input scale and bias.
   const size_t original_nodes = g.nodes.size();
-  for (size_t k = 0; k < original_nodes; ++k) {
-    const Node n = g.nodes[k];
-    if (n.is_tessel()) continue;
-    if (n.op == "Conv" && g.values[n.inputs[1]].is_const && g.values[n.inputs[1]].dtype == DType::kF32 &&
-        g.values[n.inputs[1]].shape.size() == 4) {
-      const int w = quantize_weights(g, n, n.inputs[1], 0);
-      g.nodes[k].inputs[1] = w;
-    } else if ((n.op == "Gemm" || n.op == "MatMul") && g.values[n.inputs[1]].is_const &&
-               g.values[n.inputs[1]].dtype == DType::kF32 && g.values[n.inputs[1]].shape.size() == 2) {
-      const bool trans_b = n.op == "Gemm" && ir::attr_int(n, "transB", 0) != 0;
-      const int w = quantize_weights(g, n, n.inputs[1], trans_b ? 0 : 1);
-      g.nodes[k].inputs[1] = w;
-    }
-  }
 
   // 3. Activations: fake_quant markers with power-of-two scales (zero point 0).
   const auto consumers = g.consumers();
@@ -143,7 +91,9 @@ void quantize(ir::Graph& g, PassContext& ctx) {
   }
   for (const auto& [v, s] : marks) insert_fake_quant(g, v, s, 0);
   g.topo_sort();
-  integerize(g);
+  IntegerizeOptions opts;
+  opts.quantize_float_weights = true;
+  integerize(g, opts);
   ctx.quantized_by_tessel = true;
 }
 

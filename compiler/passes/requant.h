@@ -1,27 +1,54 @@
 // Graph pass 'requant' (see compiler/passes/pass.h for the pipeline).
 //
 // Derives the runtime::Requant of every qconv2d from the scales of its input (s_in), weights
-// (s_w[c]) and output (s_out): M[c] = s_in * s_w[c] / s_out.
-//  - If every M[c] is an exact power of two 2^-k with 0 <= k <= 31: pre_shift 0,
-//    multiplier 1, shift k (add-round, arithmetic shift, clip).
-//  - Otherwise: every common pre_shift p in [0, 31] is tried (those where acc + 2^(p-1) could
-//    wrap are skipped) and the one with the least worst-case error over the channels is kept
-//    (ties: the smaller p). For a given p, channel c gets the largest shift[c] in [0, 31] whose
-//    multiplier m[c] = round(M[c] * 2^(p + shift[c])) keeps hb[c] * m[c] + 2^(shift[c]-1) below
-//    2^31, where hb[c] = (B[c] >> p) + 1 bounds |acc >> p| after rounding, so neither the MUL
-//    nor the rounding ADD wraps. Its error, in output LSBs against round(acc * M[c]), is
-//    2^(p-1) * M[c] (the pre_shift rounding, 0 for p = 0) plus 16 * |m[c] / 2^(p+shift[c]) -
-//    M[c]| / M[c] (the multiplier's relative error at a typical output magnitude of 16 LSBs).
-//    When no shift fits, M * 2^(p+31) < 1/2 gives multiplier 1, shift 31; otherwise (M * 2^p *
-//    hb >= 2^31, outputs saturate) shift 0 and the largest multiplier that does not wrap.
-//    B[c] bounds |acc| of channel c exactly over all int8 inputs: with d = x - zp in
-//    [-128 - zp, 127 - zp] (padding taps give 0, inside that range), B[c] = max(|bias[c] +
-//    sum_k max(w_k * dlo, w_k * dhi)|, |bias[c] + sum_k min(w_k * dlo, w_k * dhi)|).
-//    M[c] is formed in float32 as ONNX Runtime's QLinearConv/QLinearMatMul do:
-//    float(float(s_in * s_w[c]) / s_out).
-//    The former derivation (14-bit multipliers, the least p that fits) lost up to 0.1 LSB in the
-//    pre_shift; see tests/compiler/test_layer_agreement.cc for the per-layer agreement with the
-//    reference this gives.
+// (s_w[c]) and output (s_out): M[c] = s_in * s_w[c] / s_out, formed in float32 as ONNX
+// Runtime's QLinearConv / QLinearMatMul do (float(float(s_in * s_w[c]) / s_out)), and from the
+// exact range [lo[c], hi[c]] of channel c's accumulator over all int8 inputs: with
+// d = x - zp in [-128 - zp, 127 - zp] (padding taps give 0, inside that range),
+// lo[c] = bias[c] + sum_k min(w_k * dlo, w_k * dhi) and hi[c] = bias[c] + sum_k max(...).
+// The clip bounds are those already on the node (fuse_activation runs first), else
+// [-128, 127].
+//
+// What the derivation guarantees, for every accumulator acc in [lo[c], hi[c]] (the chain is
+// runtime/qnn.h's Requant; tests/compiler/test_requant.cc and test_requant_property.cc check it
+// against exact integer arithmetic, on random layers and on every layer of the bundled models):
+//  (1) One rounding: the result is clip(floor(a * M'[c] + 1/2) + zp) exactly, M'[c] =
+//      multiplier[c] / 2^shift[c], a = acc clamped to saturation points (below), ties toward
+//      +infinity. No step of the 32-bit chain wraps (neither a product nor a sum).
+//  (2) Accuracy: |M'[c] - M[c]| <= 2^-(shift[c]+1) with shift[c] the largest shift in [0, 31]
+//      for which (1) holds in 32 bits, and M' = M exactly when M is a power of two. For
+//      M < 2^-32, M >= 2^30 and a clip of one value (below) M' may differ more, but every result
+//      is exactly that of M.
+// How:
+//  - Power-of-two scales (every M[c] = 2^-k, k >= 0, and hi[c] + 2^(k-1) < 2^31):
+//    multiplier 1, shift k, no clamp, no offset: add-round, arithmetic shift, clip (Tessel's own
+//    quantisation; these Programs are unchanged). A channel with k >= 32 (every |acc * M| < 1/2)
+//    gets shift 31, whose results are the same zero point when its range lies in
+//    [-2^30, 2^30), which Tessel's weight-scale floor guarantees (integerize.h).
+//  - Otherwise, per channel, the largest shift s <= 31 (multiplier m = round(M * 2^s) <= 2^31 - 1)
+//    for which nothing wraps, in one of three forms, per layer the first whose worst-case
+//    error (below) is at most kNegligibleErrorLsb, else the one with the least:
+//      plain:   x = acc (the product spans the whole accumulator range);
+//      clamp:   x = clamp(acc, L, U) where L (U) is the largest (smallest) accumulator whose
+//               result is clip_lo (clip_hi) exactly, computed in integers from m, s, zp and the
+//               clip: every accumulator beyond them saturates anyway, so no result changes, and
+//               the product only spans the unsaturated range (about (clip_hi - clip_lo) / M
+//               instead of the accumulator range; when the whole range saturates to one side,
+//               one saturating point of least magnitude);
+//      centred: the clamp, and an acc_offset chosen so that the 32-bit product (its rounding
+//               term included) is centred on 0: for an asymmetric range (zero point -128: the
+//               unsaturated accumulators are [0.5 / M, 255.5 / M]) that halves its magnitude,
+//               one more bit of m.
+//    A clip of one value gives multiplier 0 (the output is that value). A scale below 2^-32
+//    (0 included: a float32 product that underflows) gives multiplier 0 (every |acc * M| < 1/2: the output is the zero point, which is also
+//    round(acc * M)); one of 2^30 or more gives multiplier 2^30, shift 0 and the clamp [-1, 1]
+//    (every accumulator but 0 saturates, with M' as with M).
+//    Worst-case error (in output LSBs, before rounding): max |a| * |M' - M| over the
+//    accumulators a in the clamped range; an output differs from round(acc * M) only where
+//    acc * M lies within that distance of a rounding boundary. On the bundled int8 models every
+//    multiplier gets at least 11 bits (the least per layer: 11 to 19) and the worst case is
+//    0.042 LSB (mobilenetv2's final MatMul; 0.017 for its convs), so no two-limb multiply is
+//    needed (test_requant_property.cc asserts < 1/16 LSB for every layer).
 // Stores the result in the node's attrs["requant"] (runtime/cpu/kernels.h format).
 #pragma once
 
@@ -34,15 +61,52 @@
 
 namespace tessel::compiler::passes {
 
+/// Worst-case errors at or below this many output LSBs count as none when choosing the form:
+/// the float32 arithmetic of ONNX Runtime's own requantisation is off by up to 255 * 2^-24 =
+/// 1.5e-5 LSB.
+inline constexpr double kNegligibleErrorLsb = 1.0 / 65536;
+
 /// Runs the 'requant' pass on `g` in place.
-/// Throws UserError naming the node for non-positive or non-finite scales.
+/// Throws UserError naming the node for negative or non-finite scales, and for an
+/// accumulator range that does not fit 32 bits (the layer's int32 accumulation would wrap).
 void requant(ir::Graph& g, PassContext& ctx);
 
-/// The derivation above for one layer: `m` holds M[c] per output channel, `acc_bound` the bound
-/// B[c] of |acc| (same length); out_zero_point goes to Requant::out_zero_point, the clip stays
-/// [-128, 127]. multiplier/shift collapse to one entry when all channels agree. `where` names the
-/// layer in errors. Throws UserError for M[c] <= 0, non-finite M[c] or B[c] >= 2^31.
-runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<int64_t>& acc_bound,
-                                int32_t out_zero_point, const std::string& where);
+/// The exact range of one output channel's int32 accumulator: every value the layer can
+/// produce lies in [lo, hi].
+struct AccRange {
+  int64_t lo = 0, hi = 0;
+};
+
+/// Per-channel figures of one derivation (for reports and tests), one entry per channel.
+struct RequantFigures {
+  std::vector<double> scale;          ///< M'[c] = multiplier / 2^shift
+  std::vector<double> rel_error;      ///< |M' - M| / M
+  std::vector<double> max_error_lsb;  ///< worst |a * (M' - M)| over the clamped range, in LSBs
+  std::vector<int> multiplier_bits;   ///< bits of the multiplier (0 for multiplier 0)
+  std::string form;                   ///< "power of two", "plain", "clamp" or "centred"
+};
+
+/// The derivation above for one layer: `m` holds M[c] per output channel, `acc` the range of
+/// its accumulator (same length); out_zero_point, clip_lo and clip_hi go to the Requant as
+/// they are (-128 <= clip_lo <= clip_hi <= 127). Per-channel fields collapse to one entry when
+/// all channels agree. `where` names the layer in errors; `figures` (may be null) receives the
+/// figures. M[c] = 0 (a float32 product that underflows) gives the zero point. Throws
+/// UserError for M[c] < 0, non-finite M[c], lo > hi, or a range outside
+/// [-2^31, 2^31 - 1].
+runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<AccRange>& acc,
+                                int32_t out_zero_point, const std::string& where, int32_t clip_lo = -128,
+                                int32_t clip_hi = 127, RequantFigures* figures = nullptr);
+
+/// The range of one output channel's accumulator bias + sum_k w[k] * d_k over all
+/// d_k in [dlo, dhi] (dlo <= 0 <= dhi; with in_zero_point zp, dlo = -128 - zp and dhi = 127 - zp),
+/// for `w` its weights (all taps): [bias + sum min(w dlo, w dhi), bias + sum max(w dlo, w dhi)].
+AccRange channel_acc_range(const std::vector<int64_t>& w, int64_t bias, int64_t dlo, int64_t dhi);
+
+/// The accumulator range of every output channel of qconv2d node `n` (inputs x, int8 weights
+/// [OC, ...] and int32 bias [OC]) over all int8 inputs, as defined above.
+std::vector<AccRange> qconv2d_acc_ranges(const ir::Graph& g, const ir::Node& n);
+
+/// M[c] of qconv2d node `n` as defined above.
+std::vector<double> qconv2d_scales(const ir::Graph& g, const ir::Node& n);
 
 }  // namespace tessel::compiler::passes

@@ -21,9 +21,10 @@
 // | dequantize     | i8 -> f32                       | {}                                         |
 // | requantize     | i8 -> i8                        | {}                                         |
 // | qconv2d        | x i8 NCHW, w i8 OIHW, bias i32  | stride [h,w], pads [t,l,b,r], groups,      |
-// |                |   [OC] -> y i8 NCHW             | in_zero_point, requant {pre_shift,         |
-// |                |                                 | multiplier[], shift[], out_zero_point,     |
-// |                |                                 | clip_lo, clip_hi}                          |
+// |                |   [OC] -> y i8 NCHW             | in_zero_point, requant {multiplier[],      |
+// |                |                                 | shift[], out_zero_point, clip_lo, clip_hi, |
+// |                |                                 | optional acc_offset[], acc_min[],          |
+// |                |                                 | acc_max[]} (runtime/qnn.h Requant)         |
 // | qadd           | a i8, b i8 -> y i8 (broadcast)  | relu (bool, default false)                 |
 // | qclip          | i8 -> i8                        | lo, hi                                     |
 // | maxpool        | i8 -> i8                        | kernel, stride, pads, ceil_mode (opt.)     |
@@ -101,7 +102,9 @@ void run_kernel(const KernelCall& call);
 QConv2dParams parse_qconv2d(const Step& step, const TensorDesc& x, const TensorDesc& w,
                             const TensorDesc& y);
 /// Parses a "requant" JSON object (see runtime/qnn.h for the fields and ranges) for `oc` output
-/// channels; `where` names the step in errors.
+/// channels; `where` names the step in errors. acc_offset, acc_min and acc_max may be absent
+/// (0, INT32_MIN, INT32_MAX: no clamp); "pre_shift" is accepted only as 0 (the field of a
+/// removed double-rounding form). Throws UserError naming the field and the value.
 Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view where);
 
 /// The number of positions of a sliding window (convolution or pool) along one spatial dimension,

@@ -126,24 +126,15 @@ void conv_group(const Geo& g, const int16_t* pad, const int64_t* tap_off, const 
         const int64_t o = oc0 + ob + j;
         int8_t* dst = out_n + (o * g.oh + ty) * g.ow;
         const uint32_t* src = acc + j * tile;
-        // runtime/qnn.h requantize(), branch-free: a shift by 0 with a rounding term of 0 is the
-        // identity, so the "if shift > 0" steps need no test and the loop vectorises.
-        const int32_t pre = rq.pre_shift, sh = rq.shift_at(static_cast<size_t>(o));
-        const uint32_t pre_add = pre > 0 ? uint32_t{1} << (pre - 1) : 0;
-        const uint32_t sh_add = sh > 0 ? uint32_t{1} << (sh - 1) : 0;
-        const uint32_t mul = static_cast<uint32_t>(rq.multiplier_at(static_cast<size_t>(o)));
-        const uint32_t zp = static_cast<uint32_t>(rq.out_zero_point);
-        const int32_t lo = rq.clip_lo, hi = rq.clip_hi;
+        // runtime/qnn.h requantize(): the channel's chain resolved once, then applied per element
+        // (branch-free; the constants and the trip count are locals, which the int8 stores cannot
+        // alias, so the loop vectorises).
+        const RequantChannel ch = requant_channel(rq, static_cast<size_t>(o));
+        const int64_t ow = g.ow, pitch = g.pw2;
         for (int64_t r = 0; r < tr; ++r) {
-          const uint32_t* srow = src + r * g.pw2;
-          int8_t* drow = dst + r * g.ow;
-          for (int64_t x = 0; x < g.ow; ++x) {
-            int32_t v = static_cast<int32_t>(srow[x] + pre_add) >> pre;
-            v = static_cast<int32_t>(static_cast<uint32_t>(v) * mul);
-            v = static_cast<int32_t>(static_cast<uint32_t>(v) + sh_add) >> sh;
-            v = static_cast<int32_t>(static_cast<uint32_t>(v) + zp);
-            drow[x] = static_cast<int8_t>(std::min(std::max(v, lo), hi));
-          }
+          const uint32_t* __restrict srow = src + r * pitch;
+          int8_t* __restrict drow = dst + r * ow;
+          for (int64_t x = 0; x < ow; ++x) drow[x] = RequantChannel::apply(ch, static_cast<int32_t>(srow[x]));
         }
       }
     }

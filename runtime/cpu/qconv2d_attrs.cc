@@ -46,11 +46,19 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
     return v;
   };
   Requant rq;
-  const int64_t pre = get_int("pre_shift", 0, false);
-  if (pre < 0 || pre > 31) {
-    throw UserError(fmt::format("{}: requant pre_shift {} is outside [0, 31]", where, pre));
+  // pre_shift (a rounding shift before the multiplier) was removed: it rounded twice. Accept 0
+  // (what it meant when absent) and reject anything else instead of silently ignoring it.
+  if (const int64_t pre = get_int("pre_shift", 0, false); pre != 0) {
+    throw UserError(fmt::format("{}: requant pre_shift {} is not supported (a pre-shift rounds twice); "
+                                "recompile the model",
+                                where, pre));
   }
-  rq.pre_shift = static_cast<int32_t>(pre);
+  auto get_list_or = [&](const char* key, int32_t dflt) {
+    return j.contains(key) ? get_list(key) : std::vector<int32_t>{dflt};
+  };
+  rq.acc_offset = get_list_or("acc_offset", 0);
+  rq.acc_min = get_list_or("acc_min", INT32_MIN);
+  rq.acc_max = get_list_or("acc_max", INT32_MAX);
   rq.multiplier = get_list("multiplier");
   rq.shift = get_list("shift");
   for (int32_t s : rq.shift) {
@@ -71,6 +79,9 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
   rq.out_zero_point = static_cast<int32_t>(zp);
   rq.clip_lo = static_cast<int32_t>(lo);
   rq.clip_hi = static_cast<int32_t>(hi);
+  if (const std::string problem = requant_problem(rq, oc); !problem.empty()) {
+    throw UserError(fmt::format("{}: {}", where, problem));
+  }
   return rq;
 }
 
@@ -179,12 +190,8 @@ void check_qconv2d_params(const QConv2dParams& p) {
         p.n, p.ic, p.ih, p.iw, p.oc, p.kh, p.kw, p.stride_h, p.stride_w, p.pad_top, p.pad_left,
         p.pad_bottom, p.pad_right, p.groups));
   }
-  const size_t ocs = static_cast<size_t>(p.oc);
-  if ((p.rq.multiplier.size() != 1 && p.rq.multiplier.size() != ocs) ||
-      (p.rq.shift.size() != 1 && p.rq.shift.size() != ocs)) {
-    throw UserError(fmt::format("qconv2d: requant has {} multipliers and {} shifts for {} output "
-                                "channels (expected 1 or {})",
-                                p.rq.multiplier.size(), p.rq.shift.size(), p.oc, p.oc));
+  if (const std::string problem = requant_problem(p.rq, p.oc); !problem.empty()) {
+    throw UserError(fmt::format("qconv2d: {}", problem));
   }
   const int64_t bytes = qconv_scratch(p).bytes;
   if (bytes > kMaxTensorBytes) {

@@ -170,7 +170,7 @@ TEST(AccelLower, UserErrorsNameTheValue) {
             std::string::npos);
   AccelLayer shift = layer;
   shift.params.rq.shift = {40};
-  EXPECT_NE(user_error_of([&] { lower_conv2d(shift, {}); }).find("shift[0] 40 out of range"),
+  EXPECT_NE(user_error_of([&] { lower_conv2d(shift, {}); }).find("layer 'bad': requant shift[0] 40 is outside [0, 31]"),
             std::string::npos);
   LowerOptions vt0;
   vt0.knobs.virtual_threads = 0;
@@ -238,6 +238,46 @@ TEST(AccelPlan, FirstRoundingIsFoldedIntoTheBias) {
   const LayerPlan no_bias = make_plan("p", p, {0, 0}, {}, false);
   EXPECT_EQ(no_bias.folded_round, "");
   EXPECT_EQ(no_bias.requant.size(), 4u);
+}
+
+TEST(AccelPlan, ClampedCentredChainFoldsTheOffsetAndDropsTheClip) {
+  runtime::QConv2dParams p;
+  p.oc = 2;
+  // The requant pass's centred form: x = clamp(acc + 650, -27000, 27000), x * 300, + round,
+  // >> 16, + out_offset + 3. K = 2^15 - 650 * 300 = -162232 = -3 * 2^16 + 34376: round 34376,
+  // out_offset -3, so the final ADD is 0 and disappears. At the clamp bounds the chain gives
+  // -124 and 124, inside [-128, 127]: no clip.
+  p.rq.acc_offset = {650};
+  p.rq.acc_min = {-27000};
+  p.rq.acc_max = {27000};
+  p.rq.multiplier = {300};
+  p.rq.shift = {16};
+  p.rq.out_zero_point = 3;
+  const LayerPlan plan = make_plan("p", p, {5, -5}, {}, false);
+  EXPECT_EQ(plan.folded_round, "acc_offset");
+  EXPECT_EQ(plan.bias, (std::vector<int32_t>{655, 645}));
+  std::vector<isa::AluOp> ops;
+  for (const AluStep& st : plan.requant) ops.push_back(st.op);
+  EXPECT_EQ(ops, (std::vector<isa::AluOp>{isa::AluOp::kMax, isa::AluOp::kMin, isa::AluOp::kMul, isa::AluOp::kAdd,
+                                          isa::AluOp::kShr}));
+  EXPECT_EQ(plan.requant[0].imm, -27000);
+  EXPECT_EQ(plan.requant[1].imm, 27000);
+  EXPECT_FALSE(plan.requant[3].use_imm);  // 34376 does not fit 16 bits: a row
+  EXPECT_EQ(plan.const_rows[static_cast<size_t>(plan.requant[3].const_row)], (std::vector<int32_t>{34376, 34376}));
+  EXPECT_EQ(plan.const_rows.size(), 2u);  // round, bias
+  // A Relu clip [0, 127] is not implied by the clamp (-124 < 0): MAX clip_lo stays.
+  p.rq.clip_lo = 0;
+  const LayerPlan relu = make_plan("p", p, {5, -5}, {}, false);
+  ASSERT_EQ(relu.requant.size(), 6u);
+  EXPECT_EQ(relu.requant.back().op, isa::AluOp::kMax);
+  EXPECT_EQ(relu.requant.back().imm, 0);
+  // Without the clamp the chain's range is unknown: both clips.
+  p.rq.clip_lo = -128;
+  p.rq.acc_min = {INT32_MIN};
+  const LayerPlan open = make_plan("p", p, {5, -5}, {}, false);
+  ASSERT_EQ(open.requant.size(), 6u);  // MIN, MUL, ADD, SHR, MAX, MIN
+  EXPECT_EQ(open.requant[4].op, isa::AluOp::kMax);
+  EXPECT_EQ(open.requant[5].op, isa::AluOp::kMin);
 }
 
 TEST(AccelPlan, ZeroPointConstantCorrectionJoinsTheBiasRow) {

@@ -92,16 +92,22 @@ inline AccelLayer make_layer(const LayerSpec& s) {
       rq.clip_lo = -20;
       rq.clip_hi = 100;
       break;
-    case LayerSpec::Rq::kWideConstants:
-      // pre_shift round 2^15 and a multiplier that do not fit the 16-bit signed immediate:
-      // both become per-channel constant rows in ACC
-      // (large biases keep the pre-shifted accumulators spread over about +-128)
-      for (int32_t& b : l.bias) b = uniform(rng, -(1 << 23), 1 << 23);
-      rq.pre_shift = 16;
-      rq.multiplier = {uniform(rng, 100000, 1 << 20)};
-      rq.shift = {static_cast<int32_t>(std::lround(std::log2(rq.multiplier[0] * 2.0)))};
-      rq.out_zero_point = -7;
+    case LayerSpec::Rq::kWideConstants: {
+      // the centred, clamped chain of the requant pass for an output zero point of -128, with a
+      // multiplier above 2^15: its offset (-128 / M'), clamp bounds (+-127.5 / M') and rounding
+      // term do not fit the 16-bit signed immediate and become per-channel constant rows in ACC
+      // (the biases keep the accumulators spread over the unsaturated range [0, 255 / M'])
+      const int32_t m = uniform(rng, 33000, 50000);
+      const double inv = std::ldexp(1.0, 24) / m;  // 1 / M'
+      for (int32_t& b : l.bias) b = static_cast<int32_t>(128 * inv) + uniform(rng, -20000, 20000);
+      rq.multiplier = {m};
+      rq.shift = {24};
+      rq.acc_offset = {-static_cast<int32_t>(std::lround(128 * inv))};
+      rq.acc_min = {-static_cast<int32_t>(std::lround(127.5 * inv))};
+      rq.acc_max = {static_cast<int32_t>(std::lround(127.5 * inv))};
+      rq.out_zero_point = -128;
       break;
+    }
   }
   return l;
 }

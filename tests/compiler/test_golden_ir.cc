@@ -53,7 +53,7 @@ TEST(GoldenIr, Mnist12AfterImport) {
 
 TEST(GoldenIr, Mnist12AfterQuantisation) {
   const auto r = compile_onnx(testing::model_path("onnx-zoo/mnist-12.onnx"), mnist_options("all"));
-  const std::string s = section(r.ir_dump, "quantize") + section(r.ir_dump, "fuse_activation");
+  const std::string s = section(r.ir_dump, "quantize") + section(r.ir_dump, "requant");
   ASSERT_FALSE(s.empty());
   check_golden(s, "mnist-12.after_quantize.ir");
 }

@@ -14,8 +14,8 @@ TEST(Pipeline, OrderedNames) {
   std::vector<std::string> names;
   for (const auto& p : passes::graph_pipeline()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"shape_inference", "constant_folding", "dead_code_elimination",
-                                             "fold_batchnorm", "fuse_bias", "qdq_import", "quantize", "requant",
-                                             "fuse_activation", "placement", "layout_nchwnc"}));
+                                             "fold_batchnorm", "fuse_bias", "qdq_import", "quantize",
+                                             "fuse_activation", "requant", "placement", "layout_nchwnc"}));
   const auto all = pass_names();
   ASSERT_GT(all.size(), names.size() + 1);
   EXPECT_EQ(std::vector<std::string>(all.begin(), all.begin() + names.size()), names);

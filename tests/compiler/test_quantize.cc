@@ -53,7 +53,8 @@ TEST(Quantize, PowerOfTwoScalesFromCalibration) {
 
   passes::requant(g, ctx);
   const auto rq = runtime::cpu::parse_requant(g.nodes[1].attrs.at("requant"), 2, "conv");
-  EXPECT_EQ(rq.pre_shift, 0);
+  EXPECT_FALSE(rq.clamps_low());
+  EXPECT_EQ(rq.acc_offset, (std::vector<int32_t>{0}));
   EXPECT_EQ(rq.multiplier, (std::vector<int32_t>{1}));
   EXPECT_EQ(rq.shift, (std::vector<int32_t>{8, 6}));  // M = 2^-7/2, 2^-5/2
 }

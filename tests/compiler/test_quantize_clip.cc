@@ -52,8 +52,8 @@ TEST(QuantizeClip, ConvOutputScaleComesFromTheClipRange) {
   EXPECT_EQ(clip.attrs.at("hi").get<int>(), 64);
 
   // Fused into the conv's requantisation: one qconv2d clamping to [0, 64] at scale 2^-7.
-  passes::requant(g, ctx);
   passes::fuse_activation(g, ctx);
+  passes::requant(g, ctx);
   ops.clear();
   for (const auto& n : g.nodes) ops.push_back(n.op);
   ASSERT_EQ(ops, (std::vector<std::string>{"quantize", "qconv2d", "dequantize"}));

@@ -50,11 +50,50 @@ TEST(QConv2dReference, HandComputedRequantRounding) {
   p.rq.clip_hi = 12;
   qconv2d_reference(p, kX.data(), kW.data(), bias.data(), out.data());
   EXPECT_EQ(out, (I8{9, 11, 12, 12}));
-  // pre_shift 1: (acc + 1) >> 1 = 8, 9, 11, 12 -> * 3 = 24, 27, 33, 36 -> (x+2)>>2 = 6, 7, 8, 9.
-  p.rq.pre_shift = 1;
+  // Clamp and offset: x = clamp(acc - 20, -3, 3) = -3, -2, 2, 3 (acc 16, 18, 22, 24), one
+  // rounding of (x + 20) * 3 / 4: K = 2 - (-20) * 3 = 62 = 15 * 4 + 2, so (x * 3 + 2) >> 2 + 15
+  // = 13, 14, 17, 17 -> -3 -> 10, 11, 14, 14: round((17, 18, 22, 23) * 3 / 4) - 3.
+  p.rq.acc_offset = {-20};
+  p.rq.acc_min = {-3};
+  p.rq.acc_max = {3};
   p.rq.clip_hi = 127;
   qconv2d_reference(p, kX.data(), kW.data(), bias.data(), out.data());
-  EXPECT_EQ(out, (I8{3, 4, 5, 6}));
+  EXPECT_EQ(out, (I8{10, 11, 14, 14}));
+}
+
+TEST(QConv2dReference, RequantRoundTermsOfTheCentredChain) {
+  // round and out_offset split K = 2^(s-1) - off * m exactly (floor division), for negative K too.
+  int32_t round = 0, out_offset = 0;
+  requant_round_terms(3, 2, -20, round, out_offset);  // K = 62
+  EXPECT_EQ(round, 2);
+  EXPECT_EQ(out_offset, 15);
+  requant_round_terms(5, 3, 7, round, out_offset);  // K = 4 - 35 = -31 = -4 * 8 + 1
+  EXPECT_EQ(round, 1);
+  EXPECT_EQ(out_offset, -4);
+  requant_round_terms(1, 0, 9, round, out_offset);  // s = 0: K = -9, round 0
+  EXPECT_EQ(round, 0);
+  EXPECT_EQ(out_offset, -9);
+  // The chain's value does not depend on the offset where nothing wraps.
+  Requant a, b;
+  a.multiplier = b.multiplier = {12345};
+  a.shift = b.shift = {21};
+  b.acc_offset = {-100000};
+  for (int32_t acc = -40000; acc <= 40000; acc += 7) EXPECT_EQ(requantize(acc, a, 0), requantize(acc, b, 0)) << acc;
+}
+
+TEST(QConv2dReference, InvalidRequantIsAUserError) {
+  QConv2dParams p = small_params();
+  const std::vector<int32_t> bias = {10};
+  I8 out(4);
+  p.rq.acc_min = {5};
+  p.rq.acc_max = {4};
+  EXPECT_THROW(qconv2d_reference(p, kX.data(), kW.data(), bias.data(), out.data()), UserError);
+  EXPECT_THROW(cpu::qconv2d(p, kX.data(), kW.data(), bias.data(), out.data()), UserError);
+  p = small_params();
+  p.rq.shift = {32};
+  EXPECT_EQ(requant_problem(p.rq, 1), "requant shift[0] 32 is outside [0, 31]");
+  p.rq.shift = {1, 2};
+  EXPECT_EQ(requant_problem(p.rq, 1), "requant shift has 2 entries, expected 1 or 1 (the output channels)");
 }
 
 TEST(QConv2dReference, PaddingIsRealZero) {
@@ -113,13 +152,20 @@ TEST_P(QConv2dRandom, OptimisedMatchesReference) {
   p.groups = s.groups;
   p.in_zero_point = s.zp;
   std::mt19937 rng(static_cast<uint32_t>(s.ic * 131 + s.oc * 17 + s.kh * 7 + s.groups));
-  std::uniform_int_distribution<int> i8(-128, 127), mul(1, 300), sh(0, 12), pre(0, 3);
-  p.rq.pre_shift = pre(rng);
+  std::uniform_int_distribution<int> i8(-128, 127), mul(1, 300), sh(0, 12), off(-20000, 20000);
   p.rq.multiplier.clear();
   p.rq.shift.clear();
+  p.rq.acc_offset.clear();
+  p.rq.acc_min.clear();
+  p.rq.acc_max.clear();
   for (int64_t o = 0; o < p.oc; ++o) {
     p.rq.multiplier.push_back(mul(rng));
     p.rq.shift.push_back(o == 0 ? 0 : sh(rng) + 4);  // channel 0: no shift (identity path)
+    // odd channels centred and clamped (the general chain of the requant pass), even ones not
+    const bool clamp = o % 2 == 1;
+    p.rq.acc_offset.push_back(clamp ? off(rng) : 0);
+    p.rq.acc_min.push_back(clamp ? -30000 - (off(rng) & 0xfff) : INT32_MIN);
+    p.rq.acc_max.push_back(clamp ? 30000 + (off(rng) & 0xfff) : INT32_MAX);
   }
   p.rq.out_zero_point = i8(rng) / 4;
   p.rq.clip_lo = -100;
@@ -138,8 +184,9 @@ TEST_P(QConv2dRandom, OptimisedMatchesReference) {
   EXPECT_NE(*std::min_element(ref.begin(), ref.end()), *std::max_element(ref.begin(), ref.end()));
 
   // The same layer through the qconv2d step kernel and its JSON attributes.
-  nlohmann::json rq = {{"pre_shift", p.rq.pre_shift}, {"multiplier", p.rq.multiplier},
-                       {"shift", p.rq.shift}, {"out_zero_point", p.rq.out_zero_point},
+  nlohmann::json rq = {{"multiplier", p.rq.multiplier}, {"shift", p.rq.shift},
+                       {"acc_offset", p.rq.acc_offset}, {"acc_min", p.rq.acc_min},
+                       {"acc_max", p.rq.acc_max}, {"out_zero_point", p.rq.out_zero_point},
                        {"clip_lo", p.rq.clip_lo}, {"clip_hi", p.rq.clip_hi}};
   nlohmann::json attrs = {{"stride", {p.stride_h, p.stride_w}},
                           {"pads", {p.pad_top, p.pad_left, p.pad_bottom, p.pad_right}},

@@ -1,6 +1,8 @@
 #include "compiler/backend/accel/plan.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
 
 #include "support/error.h"
 
@@ -20,26 +22,11 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
                     bool border_correction, bool init_every_tile) {
   const runtime::Requant& rq = p.rq;
   const size_t oc = static_cast<size_t>(p.oc);
-  if (rq.multiplier.size() != 1 && rq.multiplier.size() != oc) {
-    throw_user_error("layer '{}': requant multiplier has {} entries, expected 1 or oc {}", layer,
-                     rq.multiplier.size(), oc);
+  if (const std::string problem = runtime::requant_problem(rq, p.oc); !problem.empty()) {
+    throw_user_error("layer '{}': {}", layer, problem);
   }
-  if (rq.shift.size() != 1 && rq.shift.size() != oc) {
-    throw_user_error("layer '{}': requant shift has {} entries, expected 1 or oc {}", layer,
-                     rq.shift.size(), oc);
-  }
-  if (rq.pre_shift < 0 || rq.pre_shift > 31) {
-    throw_user_error("layer '{}': requant pre_shift {} out of range [0, 31]", layer, rq.pre_shift);
-  }
-  for (size_t c = 0; c < rq.shift.size(); ++c) {
-    if (rq.shift[c] < 0 || rq.shift[c] > 31) {
-      throw_user_error("layer '{}': requant shift[{}] {} out of range [0, 31]", layer, c,
-                       rq.shift[c]);
-    }
-  }
-  if (rq.clip_lo < -128 || rq.clip_hi > 127 || rq.clip_lo > rq.clip_hi) {
-    throw_user_error("layer '{}': requant clip [{}, {}] must satisfy -128 <= lo <= hi <= 127",
-                     layer, rq.clip_lo, rq.clip_hi);
+  if (bias.size() != oc) {
+    throw_user_error("layer '{}': bias holds {} values, expected oc {}", layer, bias.size(), oc);
   }
   LayerPlan plan;
   auto add_row = [&](std::string name, auto value_of) {
@@ -84,78 +71,89 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
                                        runtime::wrap_mul(-p.in_zero_point, weight_sums[c]));
     }
   }
-  // When the accumulators get a per-channel addend anyway (the bias row), the first rounding ADD
-  // of the chain, if nothing precedes it, is folded into that addend: both are 32-bit wrapping
-  // adds, so the sum is bit-identical and one ALU op per element is saved.
+  // The chain of runtime/qnn.h, channel by channel.
+  std::vector<runtime::RequantChannel> ch(oc);
+  for (size_t c = 0; c < oc; ++c) ch[c] = runtime::requant_channel(rq, c);
+  auto values = [&](auto field) {
+    std::vector<int32_t> v(oc);
+    for (size_t c = 0; c < oc; ++c) v[c] = field(ch[c]);
+    return v;
+  };
+  auto all_equal = [](const std::vector<int32_t>& v, int32_t x) {
+    return std::all_of(v.begin(), v.end(), [&](int32_t e) { return e == x; });
+  };
+  auto uniform = [&](const std::vector<int32_t>& v) { return v.empty() || all_equal(v, v[0]); };
+  // One step: an immediate when one value serves every channel and fits 16 bits, else a row.
+  auto step = [&](AluOp op, const std::vector<int32_t>& v, const std::string& what) {
+    if (uniform(v) && fits_imm(v[0])) {
+      plan.requant.push_back(imm_step(op, v[0], what));
+    } else {
+      plan.requant.push_back(row_step(op, add_row(what, [&](size_t c) { return v[c]; }), what));
+    }
+  };
+  // When the accumulators get a per-channel addend anyway (the bias row or an every-tile init
+  // tensor), the leading ADD steps of the chain (those before any other op) are folded into
+  // that addend: all are 32-bit wrapping adds, so the sum is bit-identical and one ALU op per
+  // element is saved for each.
   bool fold = plan.init_every_tile ||
               std::any_of(plan.bias.begin(), plan.bias.end(), [](int32_t b) { return b != 0; });
-  // Adds the rounding values round_of(c): folded into the bias, as an immediate, or as a row.
-  auto add_round = [&](const std::string& what, auto round_of, bool same_for_all) {
+  auto add_step = [&](const std::vector<int32_t>& v, const std::string& what) {
+    if (all_equal(v, 0)) return;
     if (fold) {
-      for (size_t c = 0; c < oc; ++c) plan.bias[c] = runtime::wrap_add(plan.bias[c], round_of(c));
-      plan.folded_round = what;
-    } else if (same_for_all && fits_imm(round_of(0))) {
-      plan.requant.push_back(imm_step(AluOp::kAdd, round_of(0), what));
-    } else {
-      plan.requant.push_back(row_step(AluOp::kAdd, add_row(what, round_of), what));
+      for (size_t c = 0; c < oc; ++c) plan.bias[c] = runtime::wrap_add(plan.bias[c], v[c]);
+      plan.folded_round += (plan.folded_round.empty() ? "" : " + ") + what;
+      return;
     }
-    fold = false;
+    step(AluOp::kAdd, v, what);
   };
-  if (rq.pre_shift > 0) {
-    const int32_t round = int32_t{1} << (rq.pre_shift - 1);
-    add_round(
-        "round pre_shift", [&](size_t) { return round; }, true);
-    plan.requant.push_back(imm_step(AluOp::kShr, rq.pre_shift, "pre_shift"));
-  }
-  fold = fold && rq.pre_shift == 0;
-  bool all_one = true;
-  for (size_t c = 0; c < oc; ++c) all_one = all_one && rq.multiplier_at(c) == 1;
-  if (!all_one) {
+  auto other_step = [&](AluOp op, const std::vector<int32_t>& v, const std::string& what) {
     fold = false;
-    if (rq.multiplier.size() == 1 && fits_imm(rq.multiplier[0])) {
-      plan.requant.push_back(imm_step(AluOp::kMul, rq.multiplier[0], "multiplier"));
-    } else {
-      const int64_t r = add_row("multiplier", [&](size_t c) { return rq.multiplier_at(c); });
-      plan.requant.push_back(row_step(AluOp::kMul, r, "multiplier"));
-    }
-  }
-  bool same_shift = true;
-  for (size_t c = 0; c < oc; ++c) same_shift = same_shift && rq.shift_at(c) == rq.shift_at(0);
-  if (same_shift) {
-    const int32_t s = rq.shift_at(0);
-    if (s > 0) {
-      const int32_t round = int32_t{1} << (s - 1);
-      add_round(
-          "round shift", [&](size_t) { return round; }, true);
-      plan.requant.push_back(imm_step(AluOp::kShr, s, "shift"));
-    }
-  } else {
-    // per-channel shifts: a channel with shift 0 adds 0 and shifts by 0, as the reference skips it
-    add_round(
-        "round shift",
-        [&](size_t c) {
-          const int32_t s = rq.shift_at(c);
-          return s > 0 ? int32_t{1} << (s - 1) : 0;
-        },
-        false);
-    const int64_t sr = add_row("shift", [&](size_t c) { return rq.shift_at(c); });
-    plan.requant.push_back(row_step(AluOp::kShr, sr, "shift"));
-  }
-  if (rq.out_zero_point != 0) {
-    if (fits_imm(rq.out_zero_point)) {
-      plan.requant.push_back(imm_step(AluOp::kAdd, rq.out_zero_point, "out_zero_point"));
-    } else {
-      const int64_t r = add_row("out_zero_point", [&](size_t) { return rq.out_zero_point; });
-      plan.requant.push_back(row_step(AluOp::kAdd, r, "out_zero_point"));
-    }
-  }
+    step(op, v, what);
+  };
+  add_step(values([](const runtime::RequantChannel& c) { return c.acc_offset; }), "acc_offset");
+  if (rq.clamps_low()) other_step(AluOp::kMax, values([](const runtime::RequantChannel& c) { return c.acc_min; }), "clamp lo");
+  if (rq.clamps_high()) other_step(AluOp::kMin, values([](const runtime::RequantChannel& c) { return c.acc_max; }), "clamp hi");
+  const auto mult = values([](const runtime::RequantChannel& c) { return c.multiplier; });
+  if (!all_equal(mult, 1)) other_step(AluOp::kMul, mult, "multiplier");
+  // a channel with shift 0 adds 0 and shifts by 0 (runtime/qnn.h)
+  add_step(values([](const runtime::RequantChannel& c) { return c.round; }), "round shift");
+  const auto shifts = values([](const runtime::RequantChannel& c) { return c.shift; });
+  if (!all_equal(shifts, 0)) other_step(AluOp::kShr, shifts, "shift");
+  fold = false;
+  const bool out_offset = !all_equal(values([&](const runtime::RequantChannel& c) {
+                                       return runtime::wrap_add(c.out_add, -rq.out_zero_point);
+                                     }),
+                                     0);
+  add_step(values([](const runtime::RequantChannel& c) { return c.out_add; }),
+           out_offset ? "out_offset + out_zero_point" : "out_zero_point");
   if (!plan.init_every_tile &&
       std::any_of(plan.bias.begin(), plan.bias.end(), [](int32_t b) { return b != 0; })) {
     plan.bias_row = add_row("bias", [&](size_t c) { return plan.bias[c]; });
   }
-  // the STORE narrows by truncation, so both clips are always applied
-  plan.requant.push_back(imm_step(AluOp::kMax, rq.clip_lo, "clip_lo"));
-  plan.requant.push_back(imm_step(AluOp::kMin, rq.clip_hi, "clip_hi"));
+  // The STORE narrows by truncation, so the clip is applied unless the clamp already bounds
+  // every channel's result: with both clamp bounds set and no step of the chain between them
+  // and the clip wrapping at either bound, the chain is monotone in x, so its results lie
+  // between its values at acc_min and acc_max.
+  bool lo_needed = false, hi_needed = false;
+  for (size_t c = 0; c < oc; ++c) {
+    const runtime::RequantChannel& k = ch[c];
+    auto tail = [&](int64_t x) -> std::optional<int64_t> {
+      const int64_t prod = x * k.multiplier + k.round;
+      if (prod < INT32_MIN || prod > INT32_MAX) return std::nullopt;
+      const int64_t y = (prod >> k.shift) + k.out_add;
+      if (y < INT32_MIN || y > INT32_MAX) return std::nullopt;
+      return y;
+    };
+    const auto a = tail(k.acc_min), b = tail(k.acc_max);
+    if (!a || !b) {
+      lo_needed = hi_needed = true;
+      break;
+    }
+    lo_needed = lo_needed || std::min(*a, *b) < rq.clip_lo;
+    hi_needed = hi_needed || std::max(*a, *b) > rq.clip_hi;
+  }
+  if (lo_needed) plan.requant.push_back(imm_step(AluOp::kMax, rq.clip_lo, "clip_lo"));
+  if (hi_needed) plan.requant.push_back(imm_step(AluOp::kMin, rq.clip_hi, "clip_hi"));
   return plan;
 }
 

@@ -19,7 +19,7 @@ struct AluStep {
   bool use_imm = true;
   int32_t imm = 0;
   int64_t const_row = -1;
-  std::string what;  ///< e.g. "round pre_shift", "multiplier"
+  std::string what;  ///< e.g. "clamp lo", "multiplier"
 };
 
 /// How the layer's integer semantics map to ACC initialisation and ALU ops.
@@ -39,11 +39,11 @@ struct LayerPlan {
   bool init_every_tile = false;
   int64_t bias_row = -1;  ///< the row of `bias`, added by ALU ADD (-1: all zero, no ADD)
   /// The per-channel addend of the accumulators [OC]: the bias, minus in_zero_point * sum(w[o])
-  /// (wrapping int32), plus, when folded, the first rounding constant of the chain (see
+  /// (wrapping int32), plus, when folded, the leading ADD constants of the chain (see
   /// `folded_round`). Feeds the bias row (or, with init_every_tile, the init tensor; the
   /// zero-point correction is then not in `bias`).
   std::vector<int32_t> bias;
-  std::string folded_round;      ///< name of the rounding step folded into `bias` ("" if none)
+  std::string folded_round;      ///< names of the ADD steps folded into `bias` ("" if none)
   std::vector<AluStep> requant;  ///< in order
 };
 
@@ -51,14 +51,17 @@ struct LayerPlan {
 /// channel's weights over all its taps `weight_sums` [OC] (used only when in_zero_point != 0;
 /// may be empty otherwise) and `border_correction`: whether some output window touches the
 /// padding (layer_touches_padding in schedule.h); `init_every_tile` selects
-/// LayerPlan::init_every_tile (used only with a zero point and border_correction). Validates Requant (sizes 1 or OC, shifts in
-/// [0, 31], -128 <= clip_lo <= clip_hi <= 127) and the weight sums' size; throws UserError naming
-/// the layer and the value.
-/// Steps: ADD/SHR for pre_shift, MUL (skipped when every multiplier is 1), ADD/SHR for shift
-/// (per-channel rows when shifts differ), ADD out_zero_point (skipped when 0), MAX, MIN. Values
-/// use the 16-bit signed immediate when one value serves every channel and fits; otherwise a
-/// constant row. When the accumulators get a bias row or an every-tile init tensor, the first
-/// rounding ADD (if no other step precedes it) is folded into `bias` instead of being an ALU op.
+/// LayerPlan::init_every_tile (used only with a zero point and border_correction). Validates
+/// the Requant (runtime::requant_problem) and the sizes of bias and weight sums; throws
+/// UserError naming the layer and the value.
+/// Steps, in the order of runtime/qnn.h's chain, each omitted when it does nothing for every
+/// channel: ADD acc_offset, MAX acc_min / MIN acc_max (the clamp), MUL multiplier, ADD round,
+/// SHR shift, ADD out_offset + out_zero_point, MAX clip_lo, MIN clip_hi. A clip bound is also
+/// omitted when the clamp provably keeps every channel's result inside it (both clamp bounds
+/// set, no step wrapping at them: the chain is monotone between them). Values use the 16-bit
+/// signed immediate when one value serves every channel and fits; otherwise a constant row.
+/// When the accumulators get a bias row or an every-tile init tensor, the leading ADD steps
+/// (those before any other op) are folded into `bias` instead of being ALU ops.
 LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
                     const std::vector<int32_t>& bias, const std::vector<int32_t>& weight_sums,
                     bool border_correction, bool init_every_tile = false);
