@@ -38,7 +38,7 @@ void append_hex(std::string& out, uint8_t c) {
   out += kDigits[c & 15];
 }
 
-std::string escape_impl(std::string_view s, bool escape_quote) {
+std::string escape_impl(std::string_view s, bool escape_quote, bool escape_backslash = true) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -46,7 +46,7 @@ std::string escape_impl(std::string_view s, bool escape_quote) {
     if (c < 0x20 || c == 0x7F) {
       append_hex(out, c);
       ++i;
-    } else if (c == '\\') {
+    } else if (c == '\\' && escape_backslash) {
       out += "\\\\";
       ++i;
     } else if (c == '\'' && escape_quote) {
@@ -71,5 +71,20 @@ std::string escape_impl(std::string_view s, bool escape_quote) {
 std::string escape_bytes(std::string_view s) { return escape_impl(s, false); }
 
 std::string quote(std::string_view s) { return "'" + escape_impl(s, true) + "'"; }
+
+std::string escape_control(std::string_view s) { return escape_impl(s, false, false); }
+
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<uint8_t>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t len = utf8_sequence(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
 
 }  // namespace tessel::support

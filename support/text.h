@@ -20,4 +20,13 @@ std::string escape_bytes(std::string_view s);
 /// quote("a'b") == "'a\\'b'". Use it for every user-given name in a message.
 std::string quote(std::string_view s);
 
+/// A whole message made safe for one terminal line: bytes 0x00..0x1F and 0x7F, and bytes that
+/// are not part of well-formed UTF-8, become "\xNN"; everything else, backslashes included, is
+/// kept (names inside the message are already quote()d, so their escapes are not doubled).
+std::string escape_control(std::string_view s);
+
+/// True when `s` is well-formed UTF-8 (RFC 3629, as escape_bytes judges it): what a JSON string
+/// must hold.
+bool is_utf8(std::string_view s);
+
 }  // namespace tessel::support

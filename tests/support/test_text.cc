@@ -38,6 +38,22 @@ TEST(Quote, EscapesTheQuoteSoNamesStayDistinct) {
   EXPECT_NE(quote("a\\x00"), quote(std::string("a\0", 2)));
 }
 
+TEST(IsUtf8, AgreesWithEscapeBytes) {
+  EXPECT_TRUE(is_utf8(""));
+  EXPECT_TRUE(is_utf8("plain ascii \x01 with control"));
+  EXPECT_TRUE(is_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(is_utf8("\xff"));
+  EXPECT_FALSE(is_utf8("\xc3"));               // truncated
+  EXPECT_FALSE(is_utf8("\xc0\xaf"));           // overlong
+  EXPECT_FALSE(is_utf8("\xed\xa0\x80"));       // surrogate
+  EXPECT_FALSE(is_utf8("\xf4\x90\x80\x80"));   // above U+10FFFF
+}
+
+TEST(EscapeControl, EscapesControlAndBrokenBytesButNotBackslashes) {
+  EXPECT_EQ(escape_control("name 'a\\x01' and raw \x01\x7f \xff caf\xc3\xa9"),
+            "name 'a\\x01' and raw \\x01\\x7f \\xff caf\xc3\xa9");
+}
+
 TEST(Checked, ArithmeticAndOverflow) {
   EXPECT_EQ(checked_mul(1 << 20, 1 << 20, "t"), int64_t{1} << 40);
   EXPECT_EQ(checked_add(5, -7, "t"), -2);
