@@ -1,6 +1,7 @@
 // The executable format the compiler writes and the runtime's graph executor runs: typed tensors,
 // an ordered list of steps (CPU kernels and accelerator Programs), and the Programs themselves.
-// Serialised as one binary file (".tsx"): magic "TSLEXEC1", a JSON header, then raw blobs.
+// Serialised as one binary file (".tsx"): magic "TSLEXEC1", format version, checksummed JSON header,
+// then raw blobs, each with its CRC-32 in the header.
 #pragma once
 
 #include <cstdint>
@@ -91,20 +92,28 @@ struct Executable {
   std::vector<int> inputs;   ///< graph inputs (tensor indices), float32 NCHW as in the ONNX model
   std::vector<int> outputs;  ///< graph outputs
 
-  /// Byte-identical for identical executables. Layout: "TSLEXEC1", the JSON header length
-  /// (uint64 little-endian), the JSON header (keys sorted, compact; tensors with dtype, shape,
-  /// layout, blocks, quantisation and the offset/size of their constant data, steps with all
-  /// fields, programs with offset/size), then the blob area: constant tensor data in tensor
-  /// order followed by isa::Program::serialize() of each Program, back to back.
-  /// UserError if a scale is not finite (JSON cannot hold it).
+  /// Byte-identical for identical executables. Layout (format version 2): "TSLEXEC1", the JSON
+  /// header length H (uint64 little-endian), the format version (uint32 LE, 2), the CRC-32
+  /// (zlib crc32) of the preceding 20 bytes and the header (uint32 LE), the JSON header (keys
+  /// sorted, compact; tensors with dtype, shape, layout, blocks, quantisation and the offset, size
+  /// and CRC-32 of their constant data, steps with all fields, programs with offset, size and
+  /// CRC-32), then the blob area: constant tensor data in tensor order followed by
+  /// isa::Program::serialize() of each Program, back to back.
+  /// UserError if a scale is not finite (JSON cannot hold it) or a string (a tensor, step, Program
+  /// or model name, an attribute) is not valid UTF-8, naming its header path and the quoted name.
   std::vector<uint8_t> serialize() const;
-  /// Inverse of serialize(). Throws UserError on malformed data: short or truncated input, bad
-  /// magic, a header length past the end, malformed JSON, a missing or mistyped field, an
-  /// unknown dtype/layout/placement, a format_version other than 1, constant data whose size
-  /// does not match the shape, blobs that do not tile the blob area exactly (trailing bytes
-  /// included), an invalid Program blob, or a tensor/Program index out of range.
+  /// Inverse of serialize(). Every checksum is checked before the section it covers is used, so
+  /// a corrupted file is rejected before anything in it runs. Throws UserError on malformed
+  /// data: short or truncated input, bad magic, a format version 1 file (older tessel) or any
+  /// other version than 2, a header length past the end, a checksum mismatch (naming the
+  /// section: "header", "tensors[3] (the data of tensor 'w')", "programs[0] (program 'conv')"),
+  /// malformed JSON, a missing or mistyped field, an unknown dtype/layout/placement, constant data
+  /// whose size does not match the shape, blobs that do not tile the blob area exactly (trailing
+  /// bytes included), an invalid Program blob, or a tensor/Program index out of range.
   static Executable deserialize(const std::vector<uint8_t>& bytes);
-  void save(const std::string& path) const;            ///< throws IoError
+  /// Writes serialize() to `path` atomically (support::write_file_atomic: a failure leaves the
+  /// previous file as it was). Throws IoError, and UserError as serialize().
+  void save(const std::string& path) const;
   /// Throws IoError when the file cannot be read, UserError (prefixed with the path) when it is
   /// malformed.
   static Executable load(const std::string& path);
