@@ -8,6 +8,7 @@
 // deadlock, which the simulators report as a SimError ("... waits on l2g (full, depth 1) ...").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,21 +19,27 @@
 
 namespace tessel::sim {
 
-/// A fixed-capacity FIFO (ring buffer). `T` must be default-constructible and copyable.
+/// A bounded FIFO (ring buffer). `T` must be default-constructible and copyable.
+/// The capacity is a limit, not an allocation: storage starts small and doubles as entries
+/// arrive, so memory follows the entries actually queued (a legal CMD_QUEUE_DEPTH of 2^24 costs
+/// nothing until a program fills it).
 template <typename T>
 class BoundedQueue {
  public:
-  /// A queue of `capacity` entries (>= 1; throws InternalError otherwise).
-  explicit BoundedQueue(uint32_t capacity = 1) : slots_(capacity) {
+  /// A queue of at most `capacity` entries (>= 1; throws InternalError otherwise).
+  explicit BoundedQueue(uint32_t capacity = 1) : capacity_(capacity) {
     TESSEL_CHECK(capacity >= 1, "queue capacity {} must be at least 1", capacity);
   }
-  uint32_t capacity() const { return uint32_t(slots_.size()); }
+  uint32_t capacity() const { return capacity_; }
   uint32_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  bool full() const { return size_ == slots_.size(); }
+  bool full() const { return size_ == capacity_; }
+  /// Entries the storage holds now (<= capacity(); grows on demand). For tests of the above.
+  size_t allocated() const { return slots_.size(); }
   /// Appends `v`; the caller checks full() first (pushing onto a full queue is an InternalError).
   void push(const T& v) {
     TESSEL_CHECK(!full(), "push onto a full queue of capacity {}", capacity());
+    if (size_ == slots_.size()) grow();
     size_t tail = head_ + size_;
     if (tail >= slots_.size()) tail -= slots_.size();
     slots_[tail] = v;
@@ -47,11 +54,26 @@ class BoundedQueue {
     if (++head_ == slots_.size()) head_ = 0;
     --size_;
   }
-  /// Empties the queue, keeping its capacity.
+  /// Empties the queue, keeping its capacity (and the storage it has grown).
   void clear() { head_ = 0; size_ = 0; }
 
  private:
+  // Doubles the storage (at least 8 entries, at most the capacity), unrolling the ring so the
+  // oldest entry is first.
+  void grow() {
+    const size_t want = std::min<size_t>(capacity_, std::max<size_t>(8, slots_.size() * 2));
+    std::vector<T> next(want);
+    for (uint32_t i = 0; i < size_; ++i) {
+      size_t k = head_ + i;
+      if (k >= slots_.size()) k -= slots_.size();
+      next[i] = slots_[k];
+    }
+    slots_ = std::move(next);
+    head_ = 0;
+  }
+
   std::vector<T> slots_;
+  uint32_t capacity_;
   size_t head_ = 0;
   uint32_t size_ = 0;
 };

@@ -27,6 +27,49 @@ void expect_error(F&& f, std::initializer_list<std::string> fragments) {
 }
 
 // ---------------------------------------------------------------- config
+// Scratchpads are real SRAM that the simulators allocate, so every configuration validate()
+// accepts must give bounded memory: over all BATCH / BLOCK_IN / BLOCK_OUT and every buffer size
+// key up to its maximum (30), no accepted buffer exceeds 256 MiB (2^16 entries of at most the
+// 4096-byte image alignment), and a larger one is rejected naming its key.
+TEST(IsaConfigParse, EveryAcceptedScratchpadIsBounded) {
+  uint64_t largest[4] = {0, 0, 0, 0};
+  int accepted = 0;
+  for (int lb = 0; lb <= 6; ++lb) {
+    for (int bi = 0; bi <= 8; ++bi) {
+      for (int bo = 0; bo <= 8; ++bo) {
+        HwConfig base;
+        base.log_batch = lb;
+        base.log_block_in = bi;
+        base.log_block_out = bo;
+        // The smallest legal sizes (two entries each), so one key at a time can be varied.
+        base.log_uop_buff_size = 3;
+        base.log_inp_buff_size = lb + bi + 1;
+        base.log_wgt_buff_size = bo + bi + 1;
+        base.log_acc_buff_size = lb + bo + 3;
+        int HwConfig::*keys[4] = {&HwConfig::log_uop_buff_size, &HwConfig::log_inp_buff_size,
+                                  &HwConfig::log_wgt_buff_size, &HwConfig::log_acc_buff_size};
+        for (int k = 0; k < 4; ++k) {
+          for (int size = 0; size <= 30; ++size) {
+            HwConfig c = base;
+            c.*keys[k] = size;
+            try {
+              c.validate();
+            } catch (const UserError&) {
+              continue;
+            }
+            ++accepted;
+            largest[k] = std::max(largest[k], uint64_t{1} << size);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 1000);
+  for (uint64_t b : largest) EXPECT_LE(b, uint64_t{256} << 20);
+  EXPECT_EQ(largest[1], uint64_t{256} << 20);  // e.g. BATCH 16 x BLOCK_IN 256 x 2^16 entries
+  expect_error([] { HwConfig::from_json(R"({"LOG_ACC_BUFF_SIZE": 30})"); }, {"LOG_ACC_BUFF_SIZE", "30"});
+}
+
 TEST(IsaConfigParse, VtaConfigFileAndExtensions) {
   const HwConfig c = HwConfig::from_json(R"({
     "TARGET": "sim", "HW_VER": "0.0.2",

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <string>
 #include <vector>
 
@@ -57,6 +59,36 @@ TEST(BoundedQueue, FifoOrderAcrossWrapAround) {
   q.clear();
   EXPECT_TRUE(q.empty());
   EXPECT_THROW(q.pop(), InternalError);
+}
+
+// The capacity is a limit, not an allocation: a queue of the largest legal CMD_QUEUE_DEPTH
+// (2^24) holds storage for the entries actually queued, and keeps FIFO order while it grows
+// with entries wrapped around its ring.
+TEST(BoundedQueue, StorageFollowsTheEntriesNotTheCapacity) {
+  BoundedQueue<std::array<uint64_t, 8>> big(1u << 24);
+  EXPECT_EQ(big.capacity(), 1u << 24);
+  EXPECT_EQ(big.allocated(), 0u);
+  for (uint64_t i = 0; i < 7; ++i) big.push({i});
+  EXPECT_LE(big.allocated(), 8u);
+  EXPECT_FALSE(big.full());
+
+  BoundedQueue<int> q(100);
+  int next_in = 0, next_out = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (int k = 0; k < 3 && !q.full(); ++k) q.push(next_in++);  // grows while wrapped
+    EXPECT_EQ(q.front(), next_out);
+    q.pop();
+    ++next_out;
+  }
+  while (!q.full()) q.push(next_in++);
+  EXPECT_EQ(q.size(), 100u);
+  EXPECT_EQ(q.allocated(), 100u);  // never more than the capacity
+  EXPECT_THROW(q.push(0), InternalError);
+  while (!q.empty()) {
+    EXPECT_EQ(q.front(), next_out++);
+    q.pop();
+  }
+  EXPECT_EQ(next_out, next_in);
 }
 
 TEST(TokenCounter, Bounds) {
