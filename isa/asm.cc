@@ -10,6 +10,7 @@
 
 #include "isa/spec.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::isa {
 
@@ -56,7 +57,7 @@ std::optional<int64_t> parse_int(std::string_view s) {
 uint32_t parse_u32(int line, std::string_view key, std::string_view s) {
   auto v = parse_int(s);
   if (!v || *v < 0 || *v > std::numeric_limits<uint32_t>::max()) {
-    fail(line, fmt::format("value '{}' of '{}' is not an unsigned 32-bit integer", s, key));
+    fail(line, fmt::format("value {} of {} is not an unsigned 32-bit integer", support::quote(s), support::quote(key)));
   }
   return static_cast<uint32_t>(*v);
 }
@@ -90,11 +91,11 @@ DepFlags parse_deps(int line, std::string_view val) {
                  : f == "push_next" ? &d.push_next
                                     : nullptr;
     if (!slot) {
-      fail(line, fmt::format("unknown dependency flag '{}' in 'deps={}' (pop_prev, pop_next, "
+      fail(line, fmt::format("unknown dependency flag {} in 'deps={}' (pop_prev, pop_next, "
                              "push_prev, push_next)",
-                             f, val));
+                             support::quote(f), val));
     }
-    if (*slot) fail(line, fmt::format("dependency flag '{}' given twice in 'deps={}'", f, val));
+    if (*slot) fail(line, fmt::format("dependency flag {} given twice in 'deps={}'", support::quote(f), val));
     *slot = true;
   }
   return d;
@@ -138,7 +139,7 @@ Instruction parse_insn(int line, const std::vector<std::string_view>& tok) {
     in.opcode = mn == "LOAD" ? Opcode::kLoad : Opcode::kStore;
     if (tok.size() < 2) fail(line, fmt::format("{} needs a memory type (UOP, WGT, INP, ACC, OUT, ACC_8BIT)", mn));
     auto m = parse_mem_type(tok[1]);
-    if (!m) fail(line, fmt::format("unknown memory type '{}' (UOP, WGT, INP, ACC, OUT, ACC_8BIT)", tok[1]));
+    if (!m) fail(line, fmt::format("unknown memory type {} (UOP, WGT, INP, ACC, OUT, ACC_8BIT)", support::quote(tok[1])));
     in.mem_type = *m;
     first_kv = 2;
   } else if (mn == "GEMM") {
@@ -147,13 +148,13 @@ Instruction parse_insn(int line, const std::vector<std::string_view>& tok) {
     in.opcode = Opcode::kAlu;
     if (tok.size() < 2) fail(line, "ALU needs an operation (MIN, MAX, ADD, SHR, MUL)");
     auto op = parse_alu_op(tok[1]);
-    if (!op) fail(line, fmt::format("unknown ALU operation '{}' (MIN, MAX, ADD, SHR, MUL)", tok[1]));
+    if (!op) fail(line, fmt::format("unknown ALU operation {} (MIN, MAX, ADD, SHR, MUL)", support::quote(tok[1])));
     in.alu_op = *op;
     first_kv = 2;
   } else if (mn == "FINISH") {
     in.opcode = Opcode::kFinish;
   } else {
-    fail(line, fmt::format("unknown mnemonic '{}' (LOAD, STORE, GEMM, ALU, FINISH, .uop)", tok[0]));
+    fail(line, fmt::format("unknown mnemonic {} (LOAD, STORE, GEMM, ALU, FINISH, .uop)", support::quote(tok[0])));
   }
   const Format fmt_ = format_of(in.opcode);
   std::vector<std::string> seen;
@@ -165,11 +166,11 @@ Instruction parse_insn(int line, const std::vector<std::string_view>& tok) {
     const std::string_view key = kv.substr(0, eq);
     const std::string_view val = eq == std::string_view::npos ? std::string_view{} : kv.substr(eq + 1);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      fail(line, fmt::format("'{}' given twice", key));
+      fail(line, fmt::format("{} given twice", support::quote(key)));
     }
     seen.emplace_back(key);
     auto need_value = [&] {
-      if (eq == std::string_view::npos || val.empty()) fail(line, fmt::format("'{}' needs a value: '{}=...'", kv, key));
+      if (eq == std::string_view::npos || val.empty()) fail(line, fmt::format("{} needs a value: '{}=...'", support::quote(kv), key));
     };
     const bool loop = fmt_ == Format::kGemm || fmt_ == Format::kAlu;
     if (key == "deps") {
@@ -193,7 +194,7 @@ Instruction parse_insn(int line, const std::vector<std::string_view>& tok) {
     } else if (fmt_ == Format::kMem && key == "pad") {
       need_value();
       auto p = split(val, ',');
-      if (p.size() != 4) fail(line, fmt::format("'{}' needs four values: 'pad=Y0,Y1,X0,X1'", kv));
+      if (p.size() != 4) fail(line, fmt::format("{} needs four values: 'pad=Y0,Y1,X0,X1'", support::quote(kv)));
       in.y_pad_0 = parse_u32(line, key, p[0]);
       in.y_pad_1 = parse_u32(line, key, p[1]);
       in.x_pad_0 = parse_u32(line, key, p[2]);
@@ -214,22 +215,22 @@ Instruction parse_insn(int line, const std::vector<std::string_view>& tok) {
       need_value();
       std::tie(in.wgt_factor_out, in.wgt_factor_in) = parse_pair(line, key, val, ',', "OUT,IN");
     } else if (loop && key == "reset") {
-      if (eq != std::string_view::npos) fail(line, fmt::format("'reset' takes no value, got '{}'", kv));
+      if (eq != std::string_view::npos) fail(line, fmt::format("'reset' takes no value, got {}", support::quote(kv)));
       in.reset = true;
     } else if (fmt_ == Format::kAlu && key == "imm") {
       need_value();
       auto v = parse_int(val);
       if (!v || *v < std::numeric_limits<int32_t>::min() || *v > std::numeric_limits<int32_t>::max()) {
-        fail(line, fmt::format("value '{}' of 'imm' is not a signed 32-bit integer", val));
+        fail(line, fmt::format("value {} of 'imm' is not a signed 32-bit integer", support::quote(val)));
       }
       in.imm = static_cast<int32_t>(*v);
       has_imm = true;
     } else if (fmt_ == Format::kAlu && key == "use_imm") {
       need_value();
-      if (val != "0" && val != "1") fail(line, fmt::format("'{}': use_imm is 0 or 1", kv));
+      if (val != "0" && val != "1") fail(line, fmt::format("{}: use_imm is 0 or 1", support::quote(kv)));
       use_imm_explicit = val == "1";
     } else {
-      fail(line, fmt::format("unknown key '{}' for {}", key, to_string(in.opcode)));
+      fail(line, fmt::format("unknown key {} for {}", support::quote(key), to_string(in.opcode)));
     }
   }
   in.use_imm = use_imm_explicit.value_or(has_imm);
@@ -300,7 +301,7 @@ AsmListing parse_asm(std::string_view text) {
                              parse_u32(line_no, "wgt", tok[3])});
       out.uop_lines.push_back(line_no);
     } else if (tok[0][0] == '.') {
-      fail(line_no, fmt::format("unknown directive '{}' (.uop, .name, .config)", tok[0]));
+      fail(line_no, fmt::format("unknown directive {} (.uop, .name, .config)", support::quote(tok[0])));
     } else {
       out.insns.push_back(parse_insn(line_no, tok));
       out.insn_lines.push_back(line_no);

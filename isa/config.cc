@@ -18,6 +18,8 @@
 #include "isa/program.h"
 #include "isa/spec.h"
 #include "support/error.h"
+#include "support/json_text.h"
+#include "support/text.h"
 
 namespace tessel::isa {
 
@@ -176,7 +178,7 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
         if (event == nlohmann::json::parse_event_t::key && depth == 1) {
           const std::string key = parsed.get<std::string>();
           if (std::find(keys_seen.begin(), keys_seen.end(), key) != keys_seen.end()) {
-            throw_user_error("config: key '{}' is given twice", key);
+            throw_user_error("config: key {} is given twice", support::quote(key));
           }
           keys_seen.push_back(key);
         }
@@ -185,7 +187,7 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
   try {
     j = nlohmann::json::parse(json_text, reject_duplicates);
   } catch (const nlohmann::json::parse_error& e) {
-    throw_user_error("config: malformed JSON at byte {}: {}", e.byte, e.what());
+    throw_user_error("config: malformed JSON at byte {}: {}", e.byte, support::describe_json_parse_error(e, json_text));
   }
   if (!j.is_object()) throw_user_error("config: expected a JSON object, got {}", j.type_name());
   HwConfig c;
@@ -211,7 +213,7 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
         break;
       }
     }
-    if (!known) throw_user_error("config: unknown key '{}'", key);
+    if (!known) throw_user_error("config: unknown key {}", support::quote(key));
   }
   if (log_block) {
     for (const char* k : {"LOG_BLOCK_IN", "LOG_BLOCK_OUT"}) {
@@ -228,13 +230,13 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
 HwConfig HwConfig::from_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw_io_error("cannot read config file '{}': it is a directory", path);
+    throw_io_error("cannot read config file {}: it is a directory", support::quote(path));
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw_io_error("cannot read config file '{}'", path);
+  if (!in) throw_io_error("cannot read config file {}", support::quote(path));
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) throw_io_error("cannot read config file '{}'", path);
+  if (in.bad()) throw_io_error("cannot read config file {}", support::quote(path));
   try {
     return from_json(ss.str());
   } catch (const UserError& e) {

@@ -16,6 +16,7 @@
 
 #include "isa/spec.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::isa {
 
@@ -105,28 +106,28 @@ void check_segments(const Program& p, const char* context) {
   for (size_t i = 0; i < p.segments.size(); ++i) {
     const Segment& s = p.segments[i];
     if (s.offset_bytes % kImageAlign != 0) {
-      throw_user_error("{}: segment '{}' offset {} is not a multiple of {}", context, s.name,
+      throw_user_error("{}: segment {} offset {} is not a multiple of {}", context, support::quote(s.name),
                        s.offset_bytes, kImageAlign);
     }
     if (static_cast<uint8_t>(s.kind) > static_cast<uint8_t>(SegmentKind::kScratch)) {
-      throw_user_error("{}: segment '{}' has unknown kind {}", context, s.name,
+      throw_user_error("{}: segment {} has unknown kind {}", context, support::quote(s.name),
                        static_cast<int>(s.kind));
     }
     if (s.size_bytes > p.image.size() || s.offset_bytes > p.image.size() - s.size_bytes) {
-      throw_user_error("{}: segment '{}' bytes {}..+{} exceed the {}-byte image", context, s.name,
+      throw_user_error("{}: segment {} bytes {}..+{} exceed the {}-byte image", context, support::quote(s.name),
                        s.offset_bytes, s.size_bytes, p.image.size());
     }
     if (i > 0) {
       const Segment& prev = p.segments[i - 1];
       if (s.offset_bytes < prev.offset_bytes + prev.size_bytes) {
-        throw_user_error("{}: segment '{}' at byte {} overlaps or precedes segment '{}' ({}..+{})",
-                         context, s.name, s.offset_bytes, prev.name, prev.offset_bytes,
+        throw_user_error("{}: segment {} at byte {} overlaps or precedes segment {} ({}..+{})",
+                         context, support::quote(s.name), s.offset_bytes, support::quote(prev.name), prev.offset_bytes,
                          prev.size_bytes);
       }
     }
     for (size_t j = 0; j < i; ++j) {
       if (p.segments[j].name == s.name) {
-        throw_user_error("{}: segment name '{}' appears twice", context, s.name);
+        throw_user_error("{}: segment name {} appears twice", context, support::quote(s.name));
       }
     }
   }
@@ -150,16 +151,16 @@ const Segment& Program::segment(const std::string& seg_name) const {
   }
   std::string have;
   for (const auto& s : segments) have += (have.empty() ? "" : ", ") + s.name;
-  throw_user_error("program '{}' has no segment '{}' (segments: {})", name, seg_name,
+  throw_user_error("program {} has no segment {} (segments: {})", support::quote(name), support::quote(seg_name),
                    have.empty() ? "none" : have);
 }
 
 size_t Program::add_segment(const std::string& seg_name, SegmentKind kind, uint64_t size_bytes) {
   for (const auto& s : segments) {
-    if (s.name == seg_name) throw_user_error("program '{}' already has a segment '{}'", name, seg_name);
+    if (s.name == seg_name) throw_user_error("program {} already has a segment {}", support::quote(name), support::quote(seg_name));
   }
   if (size_bytes > (uint64_t{1} << 40)) {
-    throw_user_error("segment '{}': {} bytes is larger than the 1 TiB limit", seg_name, size_bytes);
+    throw_user_error("segment {}: {} bytes is larger than the 1 TiB limit", support::quote(seg_name), size_bytes);
   }
   Segment s;
   s.name = seg_name;
@@ -184,7 +185,7 @@ std::vector<uint8_t> Program::serialize() const {
     try {
       e = spec.encode(insns[i]);
     } catch (const UserError& err) {
-      throw_user_error("program '{}' insn {}: {}", name, i, err.what());
+      throw_user_error("program {} insn {}: {}", support::quote(name), i, err.what());
     }
     uint8_t b[16];
     IsaSpec::to_bytes(e, b);
@@ -196,7 +197,7 @@ std::vector<uint8_t> Program::serialize() const {
     try {
       u = spec.encode_uop(uops[i]);
     } catch (const UserError& err) {
-      throw_user_error("program '{}' uop {}: {}", name, i, err.what());
+      throw_user_error("program {} uop {}: {}", support::quote(name), i, err.what());
     }
     w.u32(u);
   }
@@ -219,8 +220,9 @@ Program Program::deserialize(const std::vector<uint8_t>& bytes) {
     throw_user_error("malformed program: the buffer does not start with 'TSLPROG'");
   }
   if (magic[7] != kMagic[7]) {
-    throw_user_error("program format version '{}' is not supported (expected '{}')",
-                     static_cast<char>(magic[7]), kMagic[7]);
+    throw_user_error("program format version {} is not supported (expected {})",
+                     support::quote(std::string(1, static_cast<char>(magic[7]))),
+                     support::quote(std::string(1, kMagic[7])));
   }
   Program p;
   const std::string config_json = r.str("the config");  // a truncation error names itself
@@ -250,7 +252,7 @@ Program Program::deserialize(const std::vector<uint8_t>& bytes) {
     s.name = r.str("a segment name");
     const uint8_t kind = r.u8("a segment kind");
     if (kind > static_cast<uint8_t>(SegmentKind::kScratch)) {
-      throw_user_error("malformed program: segment '{}' has unknown kind {}", s.name, kind);
+      throw_user_error("malformed program: segment {} has unknown kind {}", support::quote(s.name), kind);
     }
     s.kind = static_cast<SegmentKind>(kind);
     s.offset_bytes = r.u64("a segment offset");

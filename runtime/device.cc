@@ -14,6 +14,7 @@
 #include "sim/rtl/rtl_sim.h"
 #endif
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::runtime {
 
@@ -150,15 +151,15 @@ class SimDevice final : public Device {
     // Run-time settings (DRAM latency, clock, queue depths) are the device's; the hardware
     // keys must match (isa::HwConfig::same_hardware).
     if (!program.config.same_hardware(cfg_)) {
-      throw_user_error("program '{}' was built for config {}, but the {} device has config {} ({})",
-                       program.name, program.config.label(), kind_, cfg_.label(),
+      throw_user_error("program {} was built for config {}, but the {} device has config {} ({})",
+                       support::quote(program.name), program.config.label(), kind_, cfg_.label(),
                        isa::config_differences(program.config, cfg_.with_run_settings(program.config)));
     }
     if (program.insns.empty()) {
-      throw_user_error("program '{}' has no instructions (it must end with FINISH)", program.name);
+      throw_user_error("program {} has no instructions (it must end with FINISH)", support::quote(program.name));
     }
     if (program.image.empty()) {
-      throw_user_error("program '{}' has an empty DRAM image", program.name);
+      throw_user_error("program {} has an empty DRAM image", support::quote(program.name));
     }
     const DeviceAddr image = alloc_.alloc(program.image.size(), isa::kImageAlign);
     DeviceAddr insn = 0;
@@ -257,7 +258,7 @@ std::unique_ptr<Device> Device::create(const std::string& kind, const isa::HwCon
                      "(tessel_sim_rtl needs Verilator; configure with TESSEL_WITH_RTL=ON)");
 #endif
   } else {
-    throw_user_error("unknown device kind '{}'; valid kinds: {}", kind, fmt::join(kinds(), ", "));
+    throw_user_error("unknown device kind {}; valid kinds: {}", support::quote(kind), fmt::join(kinds(), ", "));
   }
   return std::make_unique<SimDevice>(kind, cfg, dram_bytes, std::move(sim));
 }
@@ -279,10 +280,10 @@ void Device::check_kind(const std::string& kind, const isa::HwConfig& cfg) {
   const std::vector<std::string> k = kinds();
   if (std::find(k.begin(), k.end(), kind) == k.end()) {
     if (kind == "cycle" || kind == "rtl") {
-      throw_user_error("device kind '{}' is not available in this build; valid kinds: {}", kind,
+      throw_user_error("device kind {} is not available in this build; valid kinds: {}", support::quote(kind),
                        fmt::join(k, ", "));
     }
-    throw_user_error("unknown device kind '{}'; valid kinds: {}", kind, fmt::join(k, ", "));
+    throw_user_error("unknown device kind {}; valid kinds: {}", support::quote(kind), fmt::join(k, ", "));
   }
 #ifdef TESSEL_HAVE_RTL_SIM
   if (kind == "rtl" && !sim::rtl_supports(cfg)) sim::make_rtl_sim(cfg);  // throws the reason

@@ -14,6 +14,7 @@
 #include "runtime/cpu/cycle_counter.h"
 #include "runtime/cpu/kernels.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::runtime {
 
@@ -66,8 +67,8 @@ void GraphExecutor::Impl::prepare() {
   // The device's run-time settings (DRAM latency, clock, queue depths) apply; the hardware keys
   // must match (isa::HwConfig::same_hardware).
   if (!exe.config.same_hardware(cfg)) {
-    throw_user_error("executable '{}' was compiled for config {}, but the {} device has config {} ({})",
-                     exe.model_name, exe.config.label(), dev.kind(), cfg.label(),
+    throw_user_error("executable {} was compiled for config {}, but the {} device has config {} ({})",
+                     support::quote(exe.model_name), exe.config.label(), dev.kind(), cfg.label(),
                      isa::config_differences(exe.config, cfg.with_run_settings(exe.config)));
   }
   const int nt = static_cast<int>(exe.tensors.size());
@@ -83,7 +84,7 @@ void GraphExecutor::Impl::prepare() {
     buffers[i].assign(static_cast<size_t>(t.size_bytes()), 0);
     if (t.is_constant()) {
       if (t.data.size() != buffers[i].size()) {
-        throw_user_error("constant tensor '{}' holds {} bytes, its shape needs {}", t.name,
+        throw_user_error("constant tensor {} holds {} bytes, its shape needs {}", support::quote(t.name),
                          t.data.size(), buffers[i].size());
       }
       std::memcpy(buffers[i].data(), t.data.data(), t.data.size());
@@ -107,20 +108,20 @@ void GraphExecutor::Impl::prepare() {
     plan.fn = cpu::find_kernel(st.op, st.name);
     plan.call.step = &st;
     for (int idx : st.inputs) {
-      check_idx(idx, fmt::format("step '{}' input", st.name));
+      check_idx(idx, fmt::format("step {} input", support::quote(st.name)));
       if (!ready[static_cast<size_t>(idx)]) {
-        throw_user_error("step '{}' reads tensor '{}', which no earlier step, graph input or "
+        throw_user_error("step {} reads tensor {}, which no earlier step, graph input or "
                          "constant provides",
-                         st.name, exe.tensors[static_cast<size_t>(idx)].name);
+                         support::quote(st.name), support::quote(exe.tensors[static_cast<size_t>(idx)].name));
       }
       plan.call.inputs.push_back({&exe.tensors[static_cast<size_t>(idx)],
                                   buffers[static_cast<size_t>(idx)].data()});
     }
     for (int idx : st.outputs) {
-      check_idx(idx, fmt::format("step '{}' output", st.name));
+      check_idx(idx, fmt::format("step {} output", support::quote(st.name)));
       if (exe.tensors[static_cast<size_t>(idx)].is_constant()) {
-        throw_user_error("step '{}' writes constant tensor '{}'", st.name,
-                         exe.tensors[static_cast<size_t>(idx)].name);
+        throw_user_error("step {} writes constant tensor {}", support::quote(st.name),
+                         support::quote(exe.tensors[static_cast<size_t>(idx)].name));
       }
       ready[static_cast<size_t>(idx)] = true;
       plan.call.outputs.push_back({&exe.tensors[static_cast<size_t>(idx)],
@@ -137,28 +138,28 @@ void GraphExecutor::Impl::prepare() {
     plan.accel = true;
     AccelPlan& ap = plan.ap;
     if (st.program < 0 || st.program >= static_cast<int>(exe.programs.size())) {
-      throw_user_error("step '{}' runs program {}, but the executable has {} programs", st.name,
+      throw_user_error("step {} runs program {}, but the executable has {} programs", support::quote(st.name),
                        st.program, exe.programs.size());
     }
     const isa::Program& prog = exe.programs[static_cast<size_t>(st.program)];
     ap.loaded = &loaded[static_cast<size_t>(st.program)];
     if (st.input_segments.size() != st.inputs.size() ||
         st.output_segments.size() != st.outputs.size()) {
-      throw_user_error("step '{}' has {} inputs / {} outputs but {} input / {} output segments",
-                       st.name, st.inputs.size(), st.outputs.size(), st.input_segments.size(),
+      throw_user_error("step {} has {} inputs / {} outputs but {} input / {} output segments",
+                       support::quote(st.name), st.inputs.size(), st.outputs.size(), st.input_segments.size(),
                        st.output_segments.size());
     }
     auto bind = [&](const std::string& seg, int idx, bool output) -> DeviceAddr {
       if (seg.empty()) {
-        if (output) throw_user_error("step '{}' output {} has no segment", st.name, idx);
+        if (output) throw_user_error("step {} output {} has no segment", support::quote(st.name), idx);
         return kUnbound;
       }
       const TensorDesc& t = exe.tensors[static_cast<size_t>(idx)];
       const isa::Segment& s = prog.segment(seg);
       if (static_cast<uint64_t>(t.size_bytes()) > s.size_bytes) {
-        throw_user_error("step '{}': tensor '{}' needs {} bytes but segment '{}' of program '{}' "
+        throw_user_error("step {}: tensor {} needs {} bytes but segment {} of program {} "
                          "holds {}",
-                         st.name, t.name, t.size_bytes(), seg, prog.name, s.size_bytes);
+                         support::quote(st.name), support::quote(t.name), t.size_bytes(), support::quote(seg), support::quote(prog.name), s.size_bytes);
       }
       return ap.loaded->segment_addr(prog, seg);
     };
@@ -169,16 +170,16 @@ void GraphExecutor::Impl::prepare() {
       ap.out_addr.push_back(bind(st.output_segments[i], st.outputs[i], true));
     }
     if (st.op != "qconv2d" || st.inputs.size() != 3 || st.outputs.size() != 1) {
-      throw_user_error("step '{}': accelerator steps must be qconv2d with inputs [x, w, bias] and "
-                       "one output, got op '{}' with {} inputs and {} outputs",
-                       st.name, st.op, st.inputs.size(), st.outputs.size());
+      throw_user_error("step {}: accelerator steps must be qconv2d with inputs [x, w, bias] and "
+                       "one output, got op {} with {} inputs and {} outputs",
+                       support::quote(st.name), support::quote(st.op), st.inputs.size(), st.outputs.size());
     }
     const TensorDesc& x = exe.tensors[static_cast<size_t>(st.inputs[0])];
     const TensorDesc& y = exe.tensors[static_cast<size_t>(st.outputs[0])];
     auto check_blocks = [&](const TensorDesc& t, int bc, const char* role) {
       if (t.layout == Layout::kNCHWnc && (t.block_n != cfg.batch() || t.block_c != bc)) {
-        throw_user_error("step '{}': {} '{}' has NCHWnc blocks {}x{}, the config needs {}x{}",
-                         st.name, role, t.name, t.block_n, t.block_c, cfg.batch(), bc);
+        throw_user_error("step {}: {} {} has NCHWnc blocks {}x{}, the config needs {}x{}",
+                         support::quote(st.name), role, support::quote(t.name), t.block_n, t.block_c, cfg.batch(), bc);
       }
     };
     check_blocks(x, cfg.block_in(), "input");
@@ -299,7 +300,7 @@ std::vector<HostTensor> GraphExecutor::run(const std::vector<HostTensor>& inputs
   Impl& s = *impl_;
   const Executable& exe = s.exe;
   if (inputs.size() != exe.inputs.size()) {
-    throw_user_error("model '{}' takes {} inputs, got {}", exe.model_name, exe.inputs.size(),
+    throw_user_error("model {} takes {} inputs, got {}", support::quote(exe.model_name), exe.inputs.size(),
                      inputs.size());
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -307,11 +308,11 @@ std::vector<HostTensor> GraphExecutor::run(const std::vector<HostTensor>& inputs
     const TensorDesc& t = exe.tensors[idx];
     const HostTensor& h = inputs[i];
     if (h.dtype != t.dtype || h.shape != t.shape) {
-      throw_user_error("input {} '{}' must be {} [{}], got {} [{}]", i, t.name, to_string(t.dtype),
+      throw_user_error("input {} {} must be {} [{}], got {} [{}]", i, support::quote(t.name), to_string(t.dtype),
                        fmt::join(t.shape, ", "), to_string(h.dtype), fmt::join(h.shape, ", "));
     }
     if (h.bytes.size() != s.buffers[idx].size()) {
-      throw_user_error("input {} '{}' must hold {} bytes, got {}", i, t.name,
+      throw_user_error("input {} {} must hold {} bytes, got {}", i, support::quote(t.name),
                        s.buffers[idx].size(), h.bytes.size());
     }
     std::memcpy(s.buffers[idx].data(), h.bytes.data(), h.bytes.size());

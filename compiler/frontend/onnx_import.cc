@@ -450,6 +450,36 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
     throw_user_error("{} is not a valid onnx model: ir_version {} is missing or invalid", what,
                      model.ir_version());
 
+  // Every name the model gives is UTF-8, as ONNX's protobuf strings must be: names travel into
+  // the executable's JSON header and reports, which hold UTF-8 text only.
+  {
+    const onnx::GraphProto& gp = model.graph();
+    auto utf8 = [&](const std::string& s, const std::string& where) {
+      if (!support::is_utf8(s)) {
+        throw_user_error("{}: {} {} is not valid UTF-8 (ONNX strings are UTF-8)", what, where, quote(s));
+      }
+    };
+    utf8(gp.name(), "the graph name");
+    for (const auto& init : gp.initializer()) utf8(init.name(), "initializer name");
+    for (const auto& in : gp.input()) utf8(in.name(), "graph input name");
+    for (const auto& out : gp.output()) utf8(out.name(), "graph output name");
+    for (const auto& vi : gp.value_info()) utf8(vi.name(), "value_info name");
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const onnx::NodeProto& np = gp.node(i);
+      utf8(np.name(), fmt::format("node {} name", i));
+      const std::string node = np.name().empty() ? fmt::format("node {}", i) : fmt::format("node {}", quote(np.name()));
+      utf8(np.op_type(), node + ": op_type");
+      utf8(np.domain(), node + ": domain");
+      for (const auto& x : np.input()) utf8(x, node + ": input name");
+      for (const auto& x : np.output()) utf8(x, node + ": output name");
+      for (const auto& a : np.attribute()) {
+        utf8(a.name(), node + ": attribute name");
+        if (a.type() == onnx::AttributeProto::STRING) utf8(a.s(), fmt::format("{}: attribute {} value", node, quote(a.name())));
+        for (const auto& x : a.strings()) utf8(x, fmt::format("{}: attribute {} value", node, quote(a.name())));
+      }
+    }
+  }
+
   ir::Graph g;
   const onnx::GraphProto& gp = model.graph();
   g.name = gp.name();

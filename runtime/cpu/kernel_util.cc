@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "support/checked.h"
+#include "support/text.h"
 
 namespace tessel::runtime::cpu::detail {
 
-std::string where(const Step& step) { return fmt::format("step '{}' ({})", step.name, step.op); }
+std::string where(const Step& step) { return fmt::format("step {} ({})", support::quote(step.name), step.op); }
 
 void fail(const KernelCall& call, const std::string& message) {
   throw UserError(fmt::format("{}: {}", where(*call.step), message));
@@ -38,29 +39,29 @@ void check_arity(const KernelCall& call, int n_in, int n_out, int min_in) {
 void check_tensor(const KernelCall& call, const TensorDesc& d, std::string_view role, DType dtype,
                   int rank, bool plain_layout) {
   if (d.dtype != dtype) {
-    fail(call, fmt::format("{} '{}' has dtype {}, expected {}", role, d.name, to_string(d.dtype),
+    fail(call, fmt::format("{} {} has dtype {}, expected {}", role, support::quote(d.name), to_string(d.dtype),
                            to_string(dtype)));
   }
   if (rank >= 0 && d.shape.size() != static_cast<size_t>(rank)) {
-    fail(call, fmt::format("{} '{}' has {} dimensions, expected {}", role, d.name, d.shape.size(),
+    fail(call, fmt::format("{} {} has {} dimensions, expected {}", role, support::quote(d.name), d.shape.size(),
                            rank));
   }
   for (int64_t v : d.shape) {
-    if (v < 0) fail(call, fmt::format("{} '{}' has a negative dimension {}", role, d.name, v));
+    if (v < 0) fail(call, fmt::format("{} {} has a negative dimension {}", role, support::quote(d.name), v));
   }
   if (plain_layout && d.layout != Layout::kNCHW) {
-    fail(call, fmt::format("{} '{}' is in NCHWnc layout, expected NCHW", role, d.name));
+    fail(call, fmt::format("{} {} is in NCHWnc layout, expected NCHW", role, support::quote(d.name)));
   }
 }
 
 void check_scale(const KernelCall& call, const TensorDesc& d, std::string_view role) {
   if (!std::isfinite(d.quant.scale) || d.quant.scale <= 0.0f) {
-    fail(call, fmt::format("{} '{}' has scale {}, expected a finite positive value", role, d.name,
+    fail(call, fmt::format("{} {} has scale {}, expected a finite positive value", role, support::quote(d.name),
                            d.quant.scale));
   }
   if (d.quant.zero_point < -128 || d.quant.zero_point > 127) {
-    fail(call, fmt::format("{} '{}' has zero point {}, outside the int8 range [-128, 127]", role,
-                           d.name, d.quant.zero_point));
+    fail(call, fmt::format("{} {} has zero point {}, outside the int8 range [-128, 127]", role,
+                           support::quote(d.name), d.quant.zero_point));
   }
 }
 
@@ -87,10 +88,10 @@ int64_t attr_int(const Step& step, const std::string& key, const int64_t* dflt) 
   const nlohmann::json* j = find_attr(step, key);
   if (j == nullptr) {
     if (dflt) return *dflt;
-    throw UserError(fmt::format("{}: missing attribute '{}'", where(step), key));
+    throw UserError(fmt::format("{}: missing attribute {}", where(step), support::quote(key)));
   }
   if (!j->is_number_integer()) {
-    throw UserError(fmt::format("{}: attribute '{}' must be an integer, got {}", where(step), key,
+    throw UserError(fmt::format("{}: attribute {} must be an integer, got {}", where(step), support::quote(key),
                                 j->dump()));
   }
   return j->get<int64_t>();
@@ -103,7 +104,7 @@ bool attr_bool(const Step& step, const std::string& key, bool dflt) {
   if (j->is_number_integer() && (j->get<int64_t>() == 0 || j->get<int64_t>() == 1)) {
     return j->get<int64_t>() == 1;
   }
-  throw UserError(fmt::format("{}: attribute '{}' must be a boolean, got {}", where(step), key,
+  throw UserError(fmt::format("{}: attribute {} must be a boolean, got {}", where(step), support::quote(key),
                               j->dump()));
 }
 
@@ -112,15 +113,15 @@ std::vector<int64_t> attr_ints(const Step& step, const std::string& key, size_t 
   const nlohmann::json* j = find_attr(step, key);
   if (j == nullptr) {
     if (dflt) return *dflt;
-    throw UserError(fmt::format("{}: missing attribute '{}'", where(step), key));
+    throw UserError(fmt::format("{}: missing attribute {}", where(step), support::quote(key)));
   }
   bool ok = j->is_array() && j->size() == n;
   if (ok) {
     for (const auto& e : *j) ok = ok && e.is_number_integer();
   }
   if (!ok) {
-    throw UserError(fmt::format("{}: attribute '{}' must be a list of {} integers, got {}",
-                                where(step), key, n, j->dump()));
+    throw UserError(fmt::format("{}: attribute {} must be a list of {} integers, got {}",
+                                where(step), support::quote(key), n, j->dump()));
   }
   std::vector<int64_t> v;
   for (const auto& e : *j) v.push_back(e.get<int64_t>());
@@ -197,7 +198,7 @@ PoolGeom pool_geom(const KernelCall& call, bool avg) {
                            fmt::join(p, ", "), g.kh, g.kw));
   }
   if (g.ih < 1 || g.iw < 1) {
-    fail(call, fmt::format("input '{}' has an empty spatial extent [{}, {}]", x.name, g.ih, g.iw));
+    fail(call, fmt::format("input {} has an empty spatial extent [{}, {}]", support::quote(x.name), g.ih, g.iw));
   }
   // Pads are smaller than the kernel (checked above), so the padded extent cannot overflow.
   g.oh = window_output_size(g.ih, g.pt, g.pb, g.kh, g.sh, ceil_mode);
@@ -209,7 +210,7 @@ PoolGeom pool_geom(const KernelCall& call, bool avg) {
   if (avg) g.count_include_pad = attr_bool(st, "count_include_pad", false);
   const std::vector<int64_t> expect{g.n, g.c, g.oh, g.ow};
   if (y.shape != expect) {
-    fail(call, fmt::format("output '{}' has shape [{}], the pool gives [{}]", y.name,
+    fail(call, fmt::format("output {} has shape [{}], the pool gives [{}]", support::quote(y.name),
                            fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }
   return g;

@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/kernel_util.h"
 #include "support/checked.h"
+#include "support/text.h"
 
 namespace tessel::runtime::cpu {
 
@@ -66,7 +67,7 @@ std::vector<int64_t> broadcast_output(const KernelCall& c, const TensorDesc& a, 
                                       const TensorDesc& y) {
   auto shape = broadcast_shape(c, a.shape, b.shape);
   if (shape != y.shape) {
-    fail(c, fmt::format("output '{}' has shape [{}], the broadcast gives [{}]", y.name,
+    fail(c, fmt::format("output {} has shape [{}], the broadcast gives [{}]", support::quote(y.name),
                         fmt::join(y.shape, ", "), fmt::join(shape, ", ")));
   }
   return shape;
@@ -122,7 +123,7 @@ void k_qconv2d(const KernelCall& c) {
   check_tensor(c, y, "output", DType::kI8, 4);
   const QConv2dParams p = parse_qconv2d(*c.step, x, w, y);
   if (b.shape[0] != p.oc) {
-    fail(c, fmt::format("bias '{}' has {} elements, expected {} (output channels)", b.name,
+    fail(c, fmt::format("bias {} has {} elements, expected {} (output channels)", support::quote(b.name),
                         b.shape[0], p.oc));
   }
   thread_local std::vector<int16_t> pad_scratch;
@@ -278,11 +279,11 @@ void k_global_avgpool(const KernelCall& c) {
   check_scale(c, y, "output");
   const std::vector<int64_t> expect{x.shape[0], x.shape[1], 1, 1};
   if (y.shape != expect) {
-    fail(c, fmt::format("output '{}' has shape [{}], expected [{}]", y.name,
+    fail(c, fmt::format("output {} has shape [{}], expected [{}]", support::quote(y.name),
                         fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }
   const int64_t hw = x.shape[2] * x.shape[3];
-  if (hw == 0) fail(c, fmt::format("input '{}' has an empty spatial extent", x.name));
+  if (hw == 0) fail(c, fmt::format("input {} has an empty spatial extent", support::quote(x.name)));
   const int8_t* in = in_ptr<int8_t>(c, 0);
   int8_t* out = out_ptr<int8_t>(c, 0);
   for (int64_t nc = 0; nc < x.shape[0] * x.shape[1]; ++nc) {
@@ -302,8 +303,8 @@ void k_reshape(const KernelCall& c) {
   check_tensor(c, x, "input", x.dtype);
   check_tensor(c, y, "output", x.dtype);
   if (x.num_elements() != y.num_elements()) {
-    fail(c, fmt::format("input '{}' has {} elements but output '{}' has {}", x.name,
-                        x.num_elements(), y.name, y.num_elements()));
+    fail(c, fmt::format("input {} has {} elements but output {} has {}", support::quote(x.name),
+                        x.num_elements(), support::quote(y.name), y.num_elements()));
   }
   std::memcpy(c.outputs[0].data, c.inputs[0].data, static_cast<size_t>(x.size_bytes()));
 }
@@ -327,7 +328,7 @@ void k_concat(const KernelCall& c) {
     check_tensor(c, x, fmt::format("input {}", i), y.dtype, static_cast<int>(y.shape.size()));
     for (size_t d = 0; d < y.shape.size(); ++d) {
       if (static_cast<int64_t>(d) != axis && x.shape[d] != y.shape[d]) {
-        fail(c, fmt::format("input {} '{}' has dimension {} = {}, output has {}", i, x.name, d,
+        fail(c, fmt::format("input {} {} has dimension {} = {}, output has {}", i, support::quote(x.name), d,
                             x.shape[d], y.shape[d]));
       }
     }
@@ -374,10 +375,10 @@ void check_nchwnc_pair(const KernelCall& c, const TensorDesc& plain, const Tenso
   check_tensor(c, plain, "plain tensor", DType::kI8, 4, true);
   check_tensor(c, packed, "packed tensor", DType::kI8, 4, false);
   if (packed.layout != Layout::kNCHWnc) {
-    fail(c, fmt::format("tensor '{}' must be in NCHWnc layout", packed.name));
+    fail(c, fmt::format("tensor {} must be in NCHWnc layout", support::quote(packed.name)));
   }
   if (packed.block_n < 1 || packed.block_c < 1) {
-    fail(c, fmt::format("tensor '{}' has blocks n={} c={}, expected positive", packed.name,
+    fail(c, fmt::format("tensor {} has blocks n={} c={}, expected positive", support::quote(packed.name),
                         packed.block_n, packed.block_c));
   }
   check_same_shape(c, plain, "plain", packed, "packed");
@@ -488,8 +489,8 @@ void k_conv2d_f32(const KernelCall& c) {
                         groups, ic, oc, icg));
   }
   if (ih < 1 || iw < 1 || kh < 1 || kw < 1) {
-    fail(c, fmt::format("input x '{}' [{}] and weights '{}' [{}] must have positive spatial sizes",
-                        x.name, fmt::join(x.shape, ", "), w.name, fmt::join(w.shape, ", ")));
+    fail(c, fmt::format("input x {} [{}] and weights {} [{}] must have positive spatial sizes",
+                        support::quote(x.name), fmt::join(x.shape, ", "), support::quote(w.name), fmt::join(w.shape, ", ")));
   }
   int64_t oh = 0, ow = 0;
   try {
@@ -503,7 +504,7 @@ void k_conv2d_f32(const KernelCall& c) {
   }
   const std::vector<int64_t> expect{n, oc, oh, ow};
   if (oh < 1 || ow < 1 || y.shape != expect) {
-    fail(c, fmt::format("output '{}' has shape [{}], the convolution gives [{}]", y.name,
+    fail(c, fmt::format("output {} has shape [{}], the convolution gives [{}]", support::quote(y.name),
                         fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }
   const float* bias = nullptr;
@@ -566,7 +567,7 @@ void k_matmul_f32(const KernelCall& c) {
   if (!a1) expect.push_back(m);
   if (!b1) expect.push_back(nn);
   if (y.shape != expect) {
-    fail(c, fmt::format("output '{}' has shape [{}], matmul gives [{}]", y.name,
+    fail(c, fmt::format("output {} has shape [{}], matmul gives [{}]", support::quote(y.name),
                         fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }
   const auto oa = broadcast_offsets(ba, batch), ob = broadcast_offsets(bb, batch);
@@ -620,7 +621,7 @@ KernelFn find_kernel(std::string_view op, std::string_view step_name) {
   const auto& r = registry();
   auto it = r.find(op);
   if (it == r.end()) {
-    throw UserError(fmt::format("unknown cpu op '{}' in step '{}'; valid ops: {}", op, step_name,
+    throw UserError(fmt::format("unknown cpu op {} in step {}; valid ops: {}", support::quote(op), support::quote(step_name),
                                 fmt::join(kernel_names(), ", ")));
   }
   return it->second;

@@ -5,6 +5,7 @@
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "support/checked.h"
+#include "support/text.h"
 
 namespace tessel::runtime::cpu {
 
@@ -18,18 +19,18 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
   auto get_int = [&](const char* key, int64_t dflt, bool required) -> int64_t {
     auto it = j.find(key);
     if (it == j.end()) {
-      if (required) throw UserError(fmt::format("{}: requant is missing '{}'", where, key));
+      if (required) throw UserError(fmt::format("{}: requant is missing {}", where, support::quote(key)));
       return dflt;
     }
     if (!it->is_number_integer()) {
-      throw UserError(fmt::format("{}: requant '{}' must be an integer, got {}", where, key,
+      throw UserError(fmt::format("{}: requant {} must be an integer, got {}", where, support::quote(key),
                                   it->dump()));
     }
     return it->get<int64_t>();
   };
   auto get_list = [&](const char* key) -> std::vector<int32_t> {
     auto it = j.find(key);
-    if (it == j.end()) throw UserError(fmt::format("{}: requant is missing '{}'", where, key));
+    if (it == j.end()) throw UserError(fmt::format("{}: requant is missing {}", where, support::quote(key)));
     bool ok = it->is_array() && (it->size() == 1 || static_cast<int64_t>(it->size()) == oc);
     if (ok) {
       for (const auto& e : *it) {
@@ -38,8 +39,8 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
       }
     }
     if (!ok) {
-      throw UserError(fmt::format("{}: requant '{}' must be a list of 1 or {} int32 values, got {}",
-                                  where, key, oc, it->dump()));
+      throw UserError(fmt::format("{}: requant {} must be a list of 1 or {} int32 values, got {}",
+                                  where, support::quote(key), oc, it->dump()));
     }
     std::vector<int32_t> v;
     for (const auto& e : *it) v.push_back(static_cast<int32_t>(e.get<int64_t>()));
@@ -131,9 +132,9 @@ QConv2dParams parse_qconv2d(const Step& step, const TensorDesc& x, const TensorD
                           p.groups, p.ic, p.oc));
   }
   if (w.shape[1] != p.ic / p.groups) {
-    fail_here(fmt::format("weights '{}' have {} input channels per group, expected {} ({} / {} "
+    fail_here(fmt::format("weights {} have {} input channels per group, expected {} ({} / {} "
                           "groups)",
-                          w.name, w.shape[1], p.ic / p.groups, p.ic, p.groups));
+                          support::quote(w.name), w.shape[1], p.ic / p.groups, p.ic, p.groups));
   }
   int64_t oh = 0, ow = 0;
   try {
@@ -148,7 +149,7 @@ QConv2dParams parse_qconv2d(const Step& step, const TensorDesc& x, const TensorD
   }
   const std::vector<int64_t> expect{p.n, p.oc, oh, ow};
   if (y.shape != expect) {
-    fail_here(fmt::format("output '{}' has shape [{}], the convolution gives [{}]", y.name,
+    fail_here(fmt::format("output {} has shape [{}], the convolution gives [{}]", support::quote(y.name),
                           fmt::join(y.shape, ", "), fmt::join(expect, ", ")));
   }
   p.rq = parse_requant(step.attrs["requant"], p.oc, at);

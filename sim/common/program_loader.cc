@@ -1,6 +1,7 @@
 #include "sim/common/program_loader.h"
 
 #include "isa/spec.h"
+#include "support/text.h"
 
 namespace tessel::sim {
 
@@ -35,7 +36,7 @@ LoadedProgram load_program(Dram& dram, const isa::Program& prog, uint64_t image_
     throw_user_error("instruction address {} is not a multiple of 16 bytes", insn_addr);
   }
   if (prog.insns.size() > UINT32_MAX) {
-    throw_user_error("program '{}' holds {} instructions, more than {}", prog.name,
+    throw_user_error("program {} holds {} instructions, more than {}", support::quote(prog.name),
                      prog.insns.size(), UINT32_MAX);
   }
   const uint64_t image_end = image_base + prog.image.size();
@@ -63,8 +64,8 @@ LoadedProgram load_program(Dram& dram, const isa::Program& prog, uint64_t image_
 LoadedProgram load_program(Dram& dram, const isa::Program& prog, uint64_t image_base) {
   const ProgramLayout l = default_layout(prog, image_base);
   if (dram.size() < l.dram_bytes) {
-    throw_user_error("dram of {} bytes cannot hold program '{}' ({} bytes needed)", dram.size(),
-                     prog.name, l.dram_bytes);
+    throw_user_error("dram of {} bytes cannot hold program {} ({} bytes needed)", dram.size(),
+                     support::quote(prog.name), l.dram_bytes);
   }
   return load_program(dram, prog, l.image_base, l.insn_addr);
 }
