@@ -60,6 +60,27 @@ ssize_t hooked_write(int fd, const char* p, size_t n) {
   throw_io_error("cannot write {}: {}: {}", quote(path), step, errno_text(e));
 }
 
+// The whole of a temporary file (commit_temp_file to a device).
+std::vector<uint8_t> read_file_bytes_for_commit(const std::string& temp) {
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_io_error("cannot read the temporary file {}: {}", quote(temp), errno_text(errno));
+  std::vector<uint8_t> out;
+  uint8_t buf[65536];
+  while (true) {
+    const ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      ::close(fd);
+      throw_io_error("cannot read the temporary file {}: {}", quote(temp), errno_text(e));
+    }
+    if (r == 0) break;
+    out.insert(out.end(), buf, buf + r);
+  }
+  ::close(fd);
+  return out;
+}
+
 // Writes all of `bytes` to `fd`, retrying short writes and EINTR. Returns 0 or the errno.
 int write_all(int fd, std::string_view bytes) {
   size_t done = 0;
@@ -163,6 +184,55 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
     fail(path, "renaming the temporary file over it", e);
   }
 }
+
+std::string reserve_temp_file(const std::string& target) {
+  std::string temp;
+  const int fd = create_temp(std::filesystem::path(target), temp);
+  if (fd < 0) fail(target, "creating a temporary file in its directory", errno);
+  if (::close(fd) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    fail(target, "creating a temporary file in its directory", e);
+  }
+  return temp;
+}
+
+void commit_temp_file(const std::string& temp, const std::string& target) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::string bytes;
+    try {
+      const std::vector<uint8_t> b = read_file_bytes_for_commit(temp);
+      bytes.assign(b.begin(), b.end());
+    } catch (...) {
+      ::unlink(temp.c_str());
+      throw;
+    }
+    ::unlink(temp.c_str());
+    write_file_atomic(target, bytes);  // in place, checked
+    return;
+  }
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    fail(target, "reopening the temporary file", e);
+  }
+  if (::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    fail(target, "fsync", e);
+  }
+  ::close(fd);
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    fail(target, "renaming the temporary file over it", e);
+  }
+}
+
+void discard_temp_file(const std::string& temp) noexcept { ::unlink(temp.c_str()); }
 
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes) {
   write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));

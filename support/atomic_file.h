@@ -30,6 +30,19 @@ void write_file_atomic(const std::string& path, std::string_view bytes);
 /// As above, for a byte vector.
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
 
+/// For files another library writes by name (Verilator's FST waveforms): reserves and returns a
+/// fresh temporary file name next to `target` (".<name>.tmp<random>", created empty with O_EXCL)
+/// for the library to write. Throws IoError as write_file_atomic() when the directory does not
+/// take it.
+std::string reserve_temp_file(const std::string& target);
+/// Finishes a file written under a reserve_temp_file() name: fsyncs it and renames it over
+/// `target` (the previous file stays intact until then); for a non-regular target (/dev/full)
+/// copies its bytes there with checked writes. The temporary file is gone afterwards in every
+/// case. Throws IoError "cannot write <quoted target>: <step>: <reason>".
+void commit_temp_file(const std::string& temp, const std::string& target);
+/// Removes a reserve_temp_file() file that will not be committed (an error path); never throws.
+void discard_temp_file(const std::string& temp) noexcept;
+
 /// Test hook for the failure paths that are hard to reach on purpose (a full filesystem): from
 /// now on, the `n`-th write(2) call made by write_file_atomic() (1-based, counted over all calls
 /// in this process) fails as if the disk were full (ENOSPC); n = 0 turns the fault off. The

@@ -20,6 +20,7 @@
 #include "sim/fsim/fsim.h"
 #include "sim/rtl/rtl_bench.h"
 #include "sim/rtl/rtl_model.h"
+#include "support/atomic_file.h"
 
 namespace tessel::sim {
 
@@ -223,7 +224,13 @@ class RtlSimulatorImpl final : public RtlSimulator {
         throw_internal_error("the rtl SystemC driver was not elaborated (another SystemC model "
                              "started the kernel without sim/common/systemc_models.h)");
       }
-      if (!options_.wave_path.empty()) model_->open_wave(options_.wave_path);
+      // The waveform goes to a temporary file next to --wave and replaces it only once closed,
+      // so a failed write never destroys an earlier waveform (support/atomic_file.h).
+      std::string wave_temp;
+      if (!options_.wave_path.empty()) {
+        wave_temp = support::reserve_temp_file(options_.wave_path);
+        model_->open_wave(wave_temp);
+      }
       g_driver->job = &job;
       g_driver->start.notify(sc_core::SC_ZERO_TIME);
       try {
@@ -231,10 +238,13 @@ class RtlSimulatorImpl final : public RtlSimulator {
       } catch (const sc_core::sc_report& r) {
         g_driver->job = nullptr;
         model_->close_wave();
+        if (!wave_temp.empty()) support::discard_temp_file(wave_temp);
         throw_internal_error("the SystemC kernel failed during an rtl run: {}", r.what());
       }
       g_driver->job = nullptr;
       model_->close_wave();
+      // Kept also when the run failed: the waveform is how such a run is debugged.
+      if (!wave_temp.empty()) support::commit_temp_file(wave_temp, options_.wave_path);
     }
     if (!job.finished) throw_internal_error("rtl run ended without its SystemC thread finishing");
     if (options_.record_trace) trace_ = bench.timeline();

@@ -126,6 +126,28 @@ TEST(AtomicFile, NamedErrorsForImpossibleTargets) {
   EXPECT_EQ(m2.find('\x01'), std::string::npos);
 }
 
+// Files another library writes by name: reserved next to the target, committed whole.
+TEST(AtomicFile, ReservedTemporaryFilesAreCommittedWhole) {
+  const fs::path d = fresh_dir("reserve");
+  const std::string target = (d / "w.fst").string();
+  write_file_atomic(target, std::string_view("old"));
+  const std::string temp = reserve_temp_file(target);
+  EXPECT_EQ(fs::path(temp).parent_path(), d);
+  EXPECT_EQ(slurp(target), "old");  // untouched while the library writes
+  { std::ofstream(temp, std::ios::binary) << "new waveform"; }
+  commit_temp_file(temp, target);
+  EXPECT_EQ(slurp(target), "new waveform");
+  EXPECT_EQ(entries(d), 1u);
+  const std::string t2 = reserve_temp_file(target);
+  { std::ofstream(t2, std::ios::binary) << "x"; }
+  EXPECT_NE(io_error([&] { commit_temp_file(t2, "/dev/full"); }).find("cannot write '/dev/full'"), std::string::npos);
+  EXPECT_FALSE(fs::exists(t2));
+  const std::string t3 = reserve_temp_file(target);
+  discard_temp_file(t3);
+  EXPECT_EQ(entries(d), 1u);
+  EXPECT_EQ(slurp(target), "new waveform");
+}
+
 TEST(AtomicFile, FollowsSymbolicLinks) {
   const fs::path d = fresh_dir("link");
   write_file_atomic((d / "real.bin").string(), std::string_view("old"));
