@@ -24,6 +24,7 @@
 #include "runtime/device.h"
 #include "runtime/qnn.h"
 #include "sim/common/simulator.h"
+#include "support/atomic_file.h"
 #include "support/error.h"
 
 namespace tessel::bench {
@@ -274,10 +275,17 @@ inline void check_writable(const std::string& path, const char* option) {
 
 /// Runs a benchmark's `run(argc, argv)` with the exit codes of the `tessel` command line
 /// (tools/main.cc): its own result (0 every check passed, 1 a check failed), 1 with one
-/// "error: ..." line for an error at run time, 2 for a usage error (bad option or value).
+/// "error: ..." line for an error at run time (standard output that could not be written
+/// included: support::check_stdout), 2 for a usage error (bad option or value).
 inline int run_bench_main(int argc, char** argv, int (*run)(int, char**)) {
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    // Results printed to a full disk or a closed pipe are lost: that is an error, not success.
+    if (const std::string lost = tessel::support::check_stdout(); !lost.empty()) {
+      fmt::print(stderr, "error: {}\n", lost);
+      return 1;
+    }
+    return rc;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "error: {} (see --help)\n", e.what());
     return 2;
@@ -285,7 +293,7 @@ inline int run_bench_main(int argc, char** argv, int (*run)(int, char**)) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "error: out of memory\n");
+    fmt::print(stderr, "error: out of memory while running the benchmark (an allocation the machine could not satisfy)\n");
     return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: internal error: {}\n", e.what());

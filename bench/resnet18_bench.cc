@@ -894,10 +894,7 @@ int run_main(int argc, char** argv) {
     j["checked"] = !no_check;
     j["check_ok"] = ok;
     for (auto& [key, value] : extra.items()) j[key] = value;
-    std::ofstream f(json_path, std::ios::binary);
-    if (!f) throw_io_error("cannot open '{}' for writing", json_path);
-    f << j.dump(2) << "\n";
-    if (!f) throw_io_error("cannot write '{}'", json_path);
+    tessel::support::write_file_atomic(json_path, j.dump(2) + "\n");
   }
   return ok ? 0 : 1;
 }

@@ -267,11 +267,8 @@ int run_main(int argc, char** argv) {
                  {"rate_unit", m.sim == "fsim" ? "insns/s" : "cycles/s"}});
   }
   if (!json_path.empty()) {
-    std::ofstream f(json_path, std::ios::binary);
-    if (!f) throw_io_error("--json {}: cannot open for writing ({})", json_path, std::strerror(errno));
-    f << nlohmann::json{{"config", cfg.label()}, {"results", j}, {"failures", failures}}.dump(2)
-      << "\n";
-    if (!f) throw_io_error("--json {}: cannot write", json_path);
+    tessel::support::write_file_atomic(
+        json_path, nlohmann::json{{"config", cfg.label()}, {"results", j}, {"failures", failures}}.dump(2) + "\n");
   }
   for (const std::string& f : failures) fmt::print("FAILED: {}\n", f);
   if (failures.empty()) fmt::print("all checks passed: outputs identical across models{}\n",

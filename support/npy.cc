@@ -9,7 +9,9 @@
 #include <fstream>
 #include <limits>
 
+#include "support/atomic_file.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::support {
 namespace {
@@ -88,7 +90,7 @@ class HeaderParser {
         shape = parse_tuple();
         have_shape = true;
       } else {
-        fail(fmt::format("unknown header key '{}'", key));
+        fail(fmt::format("unknown header key {}", support::quote(key)));
       }
       skip_ws();
       if (peek() == ',') {
@@ -112,7 +114,7 @@ class HeaderParser {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n')) ++i_;
   }
   void expect(char c) {
-    if (peek() != c) fail(fmt::format("expected '{}' at header byte {}", c, i_));
+    if (peek() != c) fail(fmt::format("expected {} at header byte {}", support::quote(std::string_view(&c, 1)), i_));
     ++i_;
   }
   std::string parse_string() {
@@ -232,10 +234,10 @@ std::vector<int64_t> parse_shape(const std::string& text) {
     const std::string tok = text.substr(i, j - i);
     if (tok.empty() || tok.size() > 12 ||
         !std::all_of(tok.begin(), tok.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      throw_user_error("bad shape '{}': '{}' is not a positive integer", text, tok);
+      throw_user_error("bad shape {}: {} is not a positive integer", support::quote(text), support::quote(tok));
     }
     const int64_t v = std::stoll(tok);
-    if (v <= 0) throw_user_error("bad shape '{}': dimension {} is not positive", text, v);
+    if (v <= 0) throw_user_error("bad shape {}: dimension {} is not positive", support::quote(text), v);
     dims.push_back(v);
     i = j + 1;
   }
@@ -272,7 +274,7 @@ FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& wha
   std::vector<int64_t> shape;
   HeaderParser(header, what).parse(descr, fortran, shape);
   if (fortran) throw_user_error("unsupported .npy file {}: fortran_order is True (C order only)", what);
-  if (descr.size() < 3) throw_user_error("unsupported .npy dtype '{}' in {}", descr, what);
+  if (descr.size() < 3) throw_user_error("unsupported .npy dtype {} in {}", support::quote(descr), what);
   const char order = descr[0];
   const std::string kind = descr.substr(1);
   std::optional<FileDType> dtype;
@@ -281,8 +283,8 @@ FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& wha
   if (kind == "u1") dtype = FileDType::kU8;
   if (kind == "i1") dtype = FileDType::kI8;
   if (!dtype || (order != '<' && order != '>' && order != '|' && order != '=')) {
-    throw_user_error("unsupported .npy dtype '{}' in {} (float32, float64, uint8 and int8 are read)",
-                     descr, what);
+    throw_user_error("unsupported .npy dtype {} in {} (float32, float64, uint8 and int8 are read)",
+                     support::quote(descr), what);
   }
   const int64_t count = num_elements(shape);
   const size_t data_start = header_start + header_len;
@@ -367,8 +369,8 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path) {
                          dims.find_first_not_of("0123456789x") == std::string::npos;
   if (!dtype) {
     if (dims_like && looks_like_dtype(dtype_text)) {
-      throw_user_error("{}: element type '{}' in the file name suffix '_{}_{}' is not one of f32, u8, i8, f64",
-                       path, dtype_text, dtype_text, dims);
+      throw_user_error("{}: element type {} in the file name suffix '_{}_{}' is not one of f32, u8, i8, f64",
+                       path, support::quote(dtype_text), dtype_text, dims);
     }
     return std::nullopt;
   }
@@ -406,13 +408,17 @@ FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector
 FloatTensor read_tensor_file(const std::string& path, const std::optional<std::vector<int64_t>>& shape) {
   if (ends_with(path, ".npy")) {
     FloatTensor t = read_npy(path);
-    if (shape) {
-      if (num_elements(*shape) != static_cast<int64_t>(t.data.size())) {
-        throw_user_error("{} holds shape {} ({} elements) but --shape {} has {} elements", path,
-                         shape_to_string(t.shape), t.data.size(), shape_to_string(*shape),
-                         num_elements(*shape));
-      }
-      t.shape = *shape;
+    // The file's header is the truth about its bytes: a --shape that says otherwise would
+    // reinterpret them (NHWC data read as NCHW), so it is an error, never a reshape.
+    if (shape && *shape != t.shape) {
+      throw_user_error("{} holds shape {} ({}, {} elements) by its .npy header, but --shape gives {} ({} "
+                       "elements); drop --shape (the header is used){}",
+                       quote(path), shape_to_string(t.shape), to_string(t.source_dtype), t.data.size(),
+                       shape_to_string(*shape), num_elements(*shape),
+                       t.shape.size() == 4 && shape->size() == 4 && t.shape[0] == (*shape)[0] &&
+                               t.shape[1] == (*shape)[2] && t.shape[2] == (*shape)[3] && t.shape[3] == (*shape)[1]
+                           ? ", and pass --nhwc if the data is NHWC"
+                           : "");
     }
     return t;
   }
@@ -421,7 +427,12 @@ FloatTensor read_tensor_file(const std::string& path, const std::optional<std::v
     throw_user_error(
         "{} is a raw binary without a shape: pass --shape (e.g. --shape 1,3,224,224) or name it "
         "like x_f32_1x3x224x224.bin",
-        path);
+        quote(path));
+  }
+  // A shape in the file name is the file's own: --shape must agree with it.
+  if (shape && spec && *shape != spec->shape) {
+    throw_user_error("{} holds shape {} by its file name, but --shape gives {}; drop --shape (the name is used)",
+                     quote(path), shape_to_string(spec->shape), shape_to_string(*shape));
   }
   return read_raw(path, spec ? spec->dtype : FileDType::kF32, shape ? *shape : spec->shape);
 }
@@ -443,10 +454,7 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
 }
 
 void write_file_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw_io_error("cannot write {}: {}", path, errno_text());
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!f) throw_io_error("cannot write {}: write failed", path);
+  write_file_atomic(path, bytes);
 }
 
 }  // namespace tessel::support

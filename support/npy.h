@@ -56,7 +56,8 @@ FloatTensor read_npy(const std::string& path);
 /// spaces so that the data starts at a multiple of 64 bytes (the format's alignment). Throws UserError
 /// when data.size() differs from the product of `shape`.
 std::vector<uint8_t> encode_npy_f32(const std::vector<int64_t>& shape, const std::vector<float>& data);
-/// Writes encode_npy_f32() to `path`; throws IoError if the file cannot be written.
+/// Writes encode_npy_f32() to `path` atomically (write_file_bytes); throws IoError if the file
+/// cannot be written.
 void write_npy_f32(const std::string& path, const std::vector<int64_t>& shape,
                    const std::vector<float>& data);
 
@@ -77,17 +78,20 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path);
 /// (the message gives both byte counts and the shape).
 FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector<int64_t>& shape);
 
-/// Reads a tensor file by extension: ".npy" -> read_npy (a given `shape` must then have the same
-/// number of elements and reshapes the data); anything else is a raw binary whose dtype and shape
-/// come from spec_from_file_name(), with `shape` (when given) overriding the name's shape, and
-/// float32 when the name has no spec. Throws UserError when a raw file has neither a shape in its
-/// name nor `shape`.
+/// Reads a tensor file by extension: ".npy" -> read_npy; anything else is a raw binary whose
+/// dtype and shape come from spec_from_file_name(), float32 when the name has no spec. `shape`
+/// (--shape) may only say what the file itself says: a .npy header's shape, or the shape in a raw
+/// file's name, must equal it exactly (UserError naming the file and both shapes otherwise, with
+/// a --nhwc hint when they are an NHWC/NCHW permutation); it gives the shape of a raw file whose
+/// name has none. Throws UserError when a raw file has neither a shape in its name nor `shape`,
+/// and as read_npy / read_raw (a raw file whose byte size disagrees with its shape).
 FloatTensor read_tensor_file(const std::string& path,
                              const std::optional<std::vector<int64_t>>& shape = std::nullopt);
 
 /// Reads a whole file; throws IoError("cannot read <path>: <reason>").
 std::vector<uint8_t> read_file_bytes(const std::string& path);
-/// Writes a whole file; throws IoError("cannot write <path>: <reason>").
+/// Writes a whole file atomically (support/atomic_file.h: a temporary file renamed over `path`, so a
+/// failure leaves the previous file as it was); throws IoError("cannot write <path>: <reason>").
 void write_file_bytes(const std::string& path, const std::vector<uint8_t>& bytes);
 
 }  // namespace tessel::support

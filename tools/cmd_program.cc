@@ -19,6 +19,7 @@
 #endif
 #include "support/error.h"
 #include "support/npy.h"
+#include "support/text.h"
 #include "tools/commands.h"
 
 namespace tessel::tools {
@@ -90,7 +91,7 @@ isa::Program assemble_file(const std::string& path, const std::string& config_pa
 // Parses the BYTES of --alloc name=BYTES: a positive decimal count no larger than the device DRAM.
 uint64_t parse_alloc_bytes(const std::string& binding, const std::string& text) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-    throw_user_error("--alloc {}: '{}' is not a positive byte count", binding, text);
+    throw_user_error("--alloc {}: {} is not a positive byte count", binding, support::quote(text));
   }
   uint64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -99,7 +100,7 @@ uint64_t parse_alloc_bytes(const std::string& binding, const std::string& text) 
                      kMaxDeviceDramBytes);
   }
   if (ec != std::errc() || ptr != text.data() + text.size() || v == 0) {
-    throw_user_error("--alloc {}: '{}' is not a positive byte count", binding, text);
+    throw_user_error("--alloc {}: {} is not a positive byte count", binding, support::quote(text));
   }
   return v;
 }
@@ -109,7 +110,7 @@ uint64_t parse_alloc_bytes(const std::string& binding, const std::string& text) 
 std::pair<std::string, std::string> split_binding(const std::string& s, const char* option, const char* form) {
   const size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
-    throw_user_error("{} '{}' must have the form {}", option, s, form);
+    throw_user_error("{} {} must have the form {}", option, support::quote(s), form);
   }
   return {s.substr(0, eq), s.substr(eq + 1)};
 }
@@ -147,8 +148,8 @@ void check_segment_footprints(const isa::Program& p) {
           "check the sizes of the --segment files and the --alloc sizes (segments follow each "
           "other in command-line order, each at a 4096-byte boundary)",
           i, isa::to_string(in.opcode), isa::to_string(in.mem_type), store ? "writes" : "reads", first, end, r,
-          inside ? fmt::format("lie in {} segment '{}', not an output segment", isa::to_string(inside->kind),
-                               inside->name)
+          inside ? fmt::format("lie in {} segment {}, not an output segment", isa::to_string(inside->kind),
+                               support::quote(inside->name))
                  : std::string("are not inside one segment"),
           layout());
     }
@@ -192,17 +193,17 @@ void report_verifier_problems(const isa::Program& p, const std::vector<isa::Diag
   }
   if (dram_bounds && only_own_uops) {
     if (p.segments.size() == 1) {
-      msg += fmt::format(" (the program has only its '{}' segment: add its data with --segment NAME=FILE and "
+      msg += fmt::format(" (the program has only its {} segment: add its data with --segment NAME=FILE and "
                          "--alloc NAME=BYTES)",
-                         p.segments[0].name);
+                         support::quote(p.segments[0].name));
     } else {
       std::string names;
       for (size_t i = 1; i < p.segments.size(); ++i) {
-        names += fmt::format("{}'{}'", i == 1 ? "" : ", ", p.segments[i].name);
+        names += fmt::format("{}{}", i == 1 ? "" : ", ", support::quote(p.segments[i].name));
       }
-      msg += fmt::format(" (the program brought only its '{}' segment and the command line added {}, {} image "
+      msg += fmt::format(" (the program brought only its {} segment and the command line added {}, {} image "
                          "bytes in all: add the rest of its data with --segment NAME=FILE and --alloc NAME=BYTES)",
-                         p.segments[0].name, names, p.image.size());
+                         support::quote(p.segments[0].name), names, p.image.size());
     }
   }
   throw UserError(msg);
@@ -252,7 +253,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
   for (const std::string& binding : o.segments) {
     const auto [name, file] = split_binding(binding, "--segment", "name=FILE");
     for (const auto& [done, data] : inputs) {
-      if (done == name) throw_user_error("--segment {}: segment '{}' is given twice", binding, name);
+      if (done == name) throw_user_error("--segment {}: segment {} is given twice", binding, support::quote(name));
     }
     std::vector<uint8_t> data = support::read_file_bytes(file);
     if (!has_segment(name)) {
@@ -264,25 +265,25 @@ PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
     }
     const isa::Segment& seg = p.segment(name);
     if (seg.kind != isa::SegmentKind::kInput) {
-      throw_user_error("--segment {}: segment '{}' is a {} segment; only input segments can be written",
-                       binding, name, isa::to_string(seg.kind));
+      throw_user_error("--segment {}: segment {} is a {} segment; only input segments can be written",
+                       binding, support::quote(name), isa::to_string(seg.kind));
     }
     if (data.size() > seg.size_bytes) {
-      throw_user_error("--segment {}: {} holds {} bytes but segment '{}' holds {} bytes", binding, file,
-                       data.size(), name, seg.size_bytes);
+      throw_user_error("--segment {}: {} holds {} bytes but segment {} holds {} bytes", binding, file,
+                       data.size(), support::quote(name), seg.size_bytes);
     }
     inputs.emplace_back(name, std::move(data));
   }
   for (const std::string& binding : o.allocs) {
     const auto [name, size_text] = split_binding(binding, "--alloc", "name=BYTES");
     const uint64_t size = parse_alloc_bytes(binding, size_text);
-    if (has_segment(name)) throw_user_error("--alloc {}: segment '{}' already exists", binding, name);
+    if (has_segment(name)) throw_user_error("--alloc {}: segment {} already exists", binding, support::quote(name));
     p.add_segment(name, isa::SegmentKind::kOutput, size);
   }
   if (dram_bytes_for({p}) > kMaxDeviceDramBytes) {
-    throw_user_error("program '{}' needs {} bytes of device DRAM with its segments, more than the {} bytes "
+    throw_user_error("program {} needs {} bytes of device DRAM with its segments, more than the {} bytes "
                      "the device has",
-                     p.name, dram_bytes_for({p}), kMaxDeviceDramBytes);
+                     support::quote(p.name), dram_bytes_for({p}), kMaxDeviceDramBytes);
   }
   // The device loads a non-empty image; a program without micro-ops or segments (e.g. FINISH
   // alone) gets one zero-filled alignment block in its (empty) uop segment so that it runs.
@@ -292,7 +293,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
   }
   for (const std::string& binding : o.dump_segments) {
     const std::string name = split_binding(binding, "--dump-segment", "name=FILE").first;
-    if (!has_segment(name)) throw_user_error("--dump-segment {}: program '{}' has no segment '{}'", binding, p.name, name);
+    if (!has_segment(name)) throw_user_error("--dump-segment {}: program {} has no segment {}", binding, support::quote(p.name), support::quote(name));
   }
   report_verifier_problems(p, isa::check_program(p), only_own_uops, o.all_errors, out);
   check_segment_footprints(p);
@@ -309,7 +310,7 @@ std::pair<uint64_t, uint64_t> parse_wave_cycles(const std::string& text) {
   uint64_t a = 0, b = UINT64_MAX;
   if (colon == std::string::npos || !number(text.substr(0, colon), a) ||
       (colon + 1 < text.size() && !number(text.substr(colon + 1), b))) {
-    throw_user_error("--wave-cycles '{}' must be FIRST:LAST or FIRST: (cycles, e.g. 0:5000)", text);
+    throw_user_error("--wave-cycles {} must be FIRST:LAST or FIRST: (cycles, e.g. 0:5000)", support::quote(text));
   }
   if (a > b) throw_user_error("--wave-cycles {}: the first cycle {} is after the last {}", text, a, b);
   return {a, b};
@@ -493,7 +494,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn) {
 int simcmp_command(const SimcmpOptions& o, std::ostream& out) {
   for (const std::string& kind : {o.a, o.b}) {
     if (kind != "cycle" && kind != "rtl") {
-      throw_user_error("simcmp compares the timed simulators: '{}' is not cycle or rtl", kind);
+      throw_user_error("simcmp compares the timed simulators: {} is not cycle or rtl", support::quote(kind));
     }
     check_sim_available(kind, runtime::Device::kinds());
   }

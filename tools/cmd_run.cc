@@ -16,7 +16,9 @@
 #include "runtime/device.h"
 #include "runtime/graph_executor.h"
 #include "support/error.h"
+#include "support/json_text.h"
 #include "support/npy.h"
+#include "support/text.h"
 #include "tools/commands.h"
 #include "tools/inputs.h"
 #include "tools/labels.h"
@@ -37,7 +39,7 @@ void check_dump_ir(const std::string& pass) {
   if (std::find(names.begin(), names.end(), pass) == names.end()) {
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw_user_error("unknown pass '{}' for --dump-ir (passes: {}, or all)", pass, list);
+    throw_user_error("unknown pass {} for --dump-ir (passes: {}, or all)", support::quote(pass), list);
   }
 }
 
@@ -80,7 +82,7 @@ void check_sim_available(const std::string& kind, const std::vector<std::string>
                      "reconfigure",
                      fmt::join(built, ", "));
   }
-  throw_user_error("unknown simulator '{}' (this build has {})", kind, fmt::join(built, ", "));
+  throw_user_error("unknown simulator {} (this build has {})", support::quote(kind), fmt::join(built, ", "));
 }
 
 isa::HwConfig load_config(const std::string& path) {
@@ -124,9 +126,9 @@ void check_programs_at_run_depths(const runtime::Executable& exe, const isa::HwC
     p.config = p.config.with_run_settings(run);
     const std::vector<isa::Diagnostic> diags = isa::check_program(p);
     if (diags.empty()) continue;
-    throw_user_error("{}: program {} ('{}') cannot run with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={} (it was "
+    throw_user_error("{}: program {} ({}) cannot run with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={} (it was "
                      "compiled for {} and {}): {}{}",
-                     path, i, p.name, run.cmd_queue_depth, run.token_queue_depth, exe.config.cmd_queue_depth,
+                     path, i, support::quote(p.name), run.cmd_queue_depth, run.token_queue_depth, exe.config.cmd_queue_depth,
                      exe.config.token_queue_depth, diags[0].message,
                      diags.size() > 1 ? fmt::format(" (and {} more problems)", diags.size() - 1) : std::string());
   }
@@ -194,7 +196,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     if (o.inputs.size() != names.size()) {
       std::string list;
       for (size_t i = 0; i < names.size(); ++i) {
-        list += fmt::format("{}'{}' {}", i ? ", " : "", names[i], support::shape_to_string(shapes[i]));
+        list += fmt::format("{}{} {}", i ? ", " : "", support::quote(names[i]), support::shape_to_string(shapes[i]));
       }
       throw_user_error("{} has {} graph input(s) ({}) but {} --input file(s) were given", o.model,
                        names.size(), list, o.inputs.size());
@@ -283,11 +285,11 @@ int run_command(const RunOptions& o, std::ostream& out) {
     const runtime::TensorDesc& t0 = cr.exe.tensors.at(static_cast<size_t>(cr.exe.outputs[0]));
     const int64_t k = class_count(t0.shape);
     if (!o.labels_path.empty() && k > 0 && given_labels.size() != static_cast<size_t>(k)) {
-      throw_user_error("--labels {} has {} lines but output '{}' has {} classes", o.labels_path,
-                       given_labels.size(), t0.name, k);
+      throw_user_error("--labels {} has {} lines but output {} has {} classes", o.labels_path,
+                       given_labels.size(), support::quote(t0.name), k);
     }
     if (!o.labels_path.empty() && k == 0) {
-      throw_user_error("--labels {}: output '{}' {} is not a classifier output", o.labels_path, t0.name,
+      throw_user_error("--labels {}: output {} {} is not a classifier output", o.labels_path, support::quote(t0.name),
                        support::shape_to_string(t0.shape));
     }
   }
@@ -452,7 +454,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     }
   }
   if (!o.report_json.empty()) {
-    const std::string text = to_json(r).dump(2) + "\n";
+    const std::string text = support::dump_json(to_json(r), 2, "--report-json") + "\n";
     support::write_file_bytes(o.report_json, std::vector<uint8_t>(text.begin(), text.end()));
     out << fmt::format("wrote {}\n", o.report_json);
   }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::tools {
 namespace {
@@ -110,19 +111,19 @@ runtime::HostTensor to_model_input(const support::FloatTensor& t, const std::vec
         want = fmt::format(": expected {} (N, H, W, C)",
                            shape_to_string({expected[0], expected[2], expected[3], expected[1]}));
       }
-      throw_user_error("{} has shape {} which is not the NHWC form of input '{}' {} (--nhwc given){}",
-                       path, shape_to_string(t.shape), input_name, shape_to_string(expected), want);
+      throw_user_error("{} has shape {} which is not the NHWC form of input {} {} (--nhwc given){}",
+                       path, shape_to_string(t.shape), support::quote(input_name), shape_to_string(expected), want);
     }
     return make_f32_tensor(expected, nhwc_to_nchw(t.data, t.shape));
   }
   if (t.shape == expected || same_squeezed(t.shape, expected)) return make_f32_tensor(expected, t.data);
   if (is_nhwc_of(t.shape, expected)) {
-    throw_user_error("{} has shape {} but input '{}' expects {} (NCHW); pass --nhwc to transpose "
+    throw_user_error("{} has shape {} but input {} expects {} (NCHW); pass --nhwc to transpose "
                      "NHWC data",
-                     path, shape_to_string(t.shape), input_name, shape_to_string(expected));
+                     path, shape_to_string(t.shape), support::quote(input_name), shape_to_string(expected));
   }
-  throw_user_error("{} has shape {} ({} elements) but input '{}' expects {} ({} elements)", path,
-                   shape_to_string(t.shape), num_elements(t.shape), input_name,
+  throw_user_error("{} has shape {} ({} elements) but input {} expects {} ({} elements)", path,
+                   shape_to_string(t.shape), num_elements(t.shape), support::quote(input_name),
                    shape_to_string(expected), num_elements(expected));
 }
 
@@ -177,8 +178,8 @@ std::vector<std::vector<runtime::HostTensor>> load_calibration(const std::vector
     const int64_t have = static_cast<int64_t>(t.data.size());
     if (per == 0 || have == 0 || have % per != 0) {
       throw_user_error("calibration file {} has shape {} ({} elements), not a positive multiple of "
-                       "input '{}' {} ({} elements)",
-                       path, shape_to_string(t.shape), have, input_name, shape_to_string(expected), per);
+                       "input {} {} ({} elements)",
+                       path, shape_to_string(t.shape), have, support::quote(input_name), shape_to_string(expected), per);
     }
     const int64_t k = have / per;
     if (k == 1) {

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "support/atomic_file.h"
 #include "support/error.h"
 #include "support/npy.h"
+#include "support/text.h"
 #include "tools/commands.h"
 
 #ifndef TESSEL_SOURCE_DIR
@@ -69,7 +71,7 @@ CLI::Validator sim_kind_validator(const std::vector<std::string>& allowed, const
           return fmt::format("simcmp compares timed simulators: 'fsim' has no cycles (this build has {})",
                              or_list(allowed));
         }
-        return fmt::format("unknown simulator '{}' (this build has {})", value, or_list(allowed));
+        return fmt::format("unknown simulator {} (this build has {})", tessel::support::quote(value), or_list(allowed));
       },
       desc, "SIM");
 }
@@ -77,7 +79,9 @@ CLI::Validator sim_kind_validator(const std::vector<std::string>& allowed, const
 int fail(const std::string& msg, int code) {
   // The message is printed as its author wrote it: never re-cased (a file name 'Short_Input.bin'
   // must not become another file's name).
-  const std::string m = one_line(msg);
+  // A last guard for the terminal: no control byte or broken UTF-8 from an input is printed raw,
+  // even in a part of a message that did not quote() it.
+  const std::string m = tessel::support::escape_control(one_line(msg));
   std::cout.flush();
   std::cerr << "error: " << m << "\n";
   return code;
@@ -185,8 +189,8 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const CLI::App* a : app.get_subcommands({})) known = known || a->get_name() == sub;
     if (!known) {
-      return fail(fmt::format("unknown subcommand '{}' (run, compile, asm, disasm, sim, simcmp, config; see tessel --help)",
-                              sub),
+      return fail(fmt::format("unknown subcommand {} (run, compile, asm, disasm, sim, simcmp, config; see tessel --help)",
+                              tessel::support::quote(sub)),
                   2);
     }
   }
@@ -202,26 +206,39 @@ int main(int argc, char** argv) {
     return fail(std::string(e.what()) + " (see tessel --help)", 2);
   }
 
+  // Runs the chosen command; its results on standard output must have reached it (a full disk or
+  // a closed pipe is an error, exit code 1).
+  const auto finish = [](int rc) {
+    if (const std::string lost = tessel::support::check_stdout(); !lost.empty()) return fail(lost, 1);
+    return rc;
+  };
   try {
     if (*run) {
       if (!shape_text.empty()) ro.shape = tessel::support::parse_shape(shape_text);
       ro.offload = !run_no_offload;
       ro.label_search_dirs = {".", TESSEL_SOURCE_DIR};
-      return run_command(ro, std::cout);
+      return finish(run_command(ro, std::cout));
     }
     if (*compile) {
       co.offload = !compile_no_offload;
-      return compile_command(co, std::cout);
+      return finish(compile_command(co, std::cout));
     }
-    if (*as) return asm_command(asm_in, asm_out, asm_config, std::cout);
-    if (*disasm) return disasm_command(disasm_in, std::cout);
-    if (*simc) return sim_command(so, std::cout, std::cerr);
-    if (*simcmp) return simcmp_command(sco, std::cout);
-    if (*config) return config_command(cfg_path, std::cout);
+    if (*as) return finish(asm_command(asm_in, asm_out, asm_config, std::cout));
+    if (*disasm) return finish(disasm_command(disasm_in, std::cout));
+    if (*simc) return finish(sim_command(so, std::cout, std::cerr));
+    if (*simcmp) return finish(simcmp_command(sco, std::cout));
+    if (*config) return finish(config_command(cfg_path, std::cout));
   } catch (const tessel::Error& e) {
     return fail(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory", 1);
+    // Sizes that come from input are bounded before they are allocated (named errors); an
+    // allocation that still fails is the machine's limit, said with the command it stopped.
+    std::string sub;
+    for (const CLI::App* a : app.get_subcommands()) sub = a->get_name();
+    return fail(fmt::format("out of memory: tessel {} could not allocate what it needed (the machine's memory or "
+                            "a ulimit is smaller than this input needs)",
+                            sub),
+                1);
   } catch (const std::exception& e) {
     return fail(fmt::format("internal error: {}", e.what()), 1);
   }

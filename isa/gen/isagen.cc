@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "isa/program.h"
+#include "support/atomic_file.h"
 #include "support/error.h"
 
 namespace tessel::isa::gen {
@@ -299,10 +300,7 @@ void write_all(const HwConfig& cfg, const std::string& root) {
     std::error_code ec;
     std::filesystem::create_directories(p.parent_path(), ec);
     if (ec) throw_io_error("cannot create folder '{}': {}", p.parent_path().string(), ec.message());
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << f.text;
-    out.close();
-    if (!out) throw_io_error("cannot write '{}'", p.string());
+    support::write_file_atomic(p.string(), f.text);
   }
 }
 

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/atomic_file.h"
 #include "support/error.h"
+#include "support/json_text.h"
 
 namespace tessel::sim::cycle {
 namespace {
@@ -222,9 +223,9 @@ std::string perfetto_trace_json(const RunRecord& record, const isa::HwConfig& cf
   other["dram_latency"] = record.dram_latency;
   other["cycles"] = record.cycles;
 
-  std::string out = "{\"otherData\":" + other.dump() + ",\n\"traceEvents\":[\n";
+  std::string out = "{\"otherData\":" + support::dump_json(other, -1, "perfetto trace") + ",\n\"traceEvents\":[\n";
   for (size_t i = 0; i < ev.size(); ++i) {
-    out += ev[i].dump();
+    out += support::dump_json(ev[i], -1, "perfetto trace");
     out += i + 1 < ev.size() ? ",\n" : "\n";
   }
   out += "]}\n";
@@ -234,11 +235,7 @@ std::string perfetto_trace_json(const RunRecord& record, const isa::HwConfig& cf
 void write_perfetto_trace(const std::string& path, const RunRecord& record,
                           const isa::HwConfig& cfg) {
   const std::string text = perfetto_trace_json(record, cfg);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw_io_error("cannot write the perfetto trace {}: {}", path, std::strerror(errno));
-  f.write(text.data(), std::streamsize(text.size()));
-  f.close();
-  if (!f) throw_io_error("cannot write the perfetto trace {}: write failed", path);
+  support::write_file_atomic(path, text);
 }
 
 }  // namespace tessel::sim::cycle

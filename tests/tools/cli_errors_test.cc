@@ -67,8 +67,14 @@ TEST(CliErrors, WrongSizeBin) {
 }
 
 TEST(CliErrors, WrongSizeBinWithShapeOption) {
-  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--shape", "1,1,28,27"}), 1,
+  // A raw file without a shape in its name: --shape gives it, and the byte size must agree.
+  const std::string plain = temp_file("digit_plain.bin");
+  write(plain, std::string(3136, '\0'));
+  expect_error(run_cli({"run", kMnistInt8, "--input", plain, "--shape", "1,1,28,27"}), 1,
                "holds 3136 bytes but shape [1, 1, 28, 27] of f32 needs 3024 bytes");
+  // With a shape in its name, a --shape that differs is an error naming both.
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--shape", "1,1,28,27"}), 1,
+               "holds shape [1, 1, 28, 28] by its file name, but --shape gives [1, 1, 28, 27]");
 }
 
 TEST(CliErrors, RawBinWithoutShapeUsesTheModelShape) {

@@ -36,15 +36,25 @@ std::string temp_file(const std::string& name) {
   return (dir / name).string();
 }
 
-CliResult run_cli(const std::vector<std::string>& args) {
+CliResult run_cli(const std::vector<std::string>& args) { return run_cli(args, CliRunSpec{}); }
+
+CliResult run_cli(const std::vector<std::string>& args, const CliRunSpec& spec) {
   const std::string out = temp_file("stdout.txt"), err = temp_file("stderr.txt");
-  std::string cmd = "cd " + quote(TESSEL_SOURCE_DIR) + " && " + quote(TESSEL_CLI);
+  std::string cmd = "cd " + quote(TESSEL_SOURCE_DIR) + " && ";
+  if (spec.max_virtual_kib > 0) cmd += "ulimit -v " + std::to_string(spec.max_virtual_kib) + " && ";
+  if (!spec.env.empty()) {
+    cmd += "env";
+    for (const std::string& e : spec.env) cmd += " " + quote(e);
+    cmd += " ";
+  }
+  cmd += quote(TESSEL_CLI);
   for (const std::string& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote(out) + " 2>" + quote(err);
+  cmd += " >" + quote(spec.stdout_path.empty() ? out : spec.stdout_path) + " 2>" + quote(err);
+  std::filesystem::remove(out);
   const int status = std::system(cmd.c_str());
   CliResult r;
   if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = slurp(out);
+  if (spec.stdout_path.empty()) r.out = slurp(out);
   r.err = slurp(err);
   return r;
 }

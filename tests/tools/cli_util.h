@@ -1,6 +1,7 @@
 // Runs the `tessel` binary from tests and captures its exit code, stdout and stderr.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,20 @@ struct CliResult {
 /// Runs TESSEL_CLI with `args` (each shell-quoted) in the source directory; stdout and stderr go
 /// to temporary files that are read back.
 CliResult run_cli(const std::vector<std::string>& args);
+
+/// How run_cli() runs the binary, beyond its arguments.
+struct CliRunSpec {
+  /// "NAME=value" environment assignments for this run only (e.g. TESSEL_TEST_WRITE_FAULT=1).
+  std::vector<std::string> env;
+  /// Where stdout goes instead of a captured file ("" = captured into CliResult::out), e.g.
+  /// "/dev/full" to check that a lost stdout is an error.
+  std::string stdout_path;
+  /// When > 0: the run's virtual memory limit in KiB (`ulimit -v`), so that a test can show a
+  /// command runs in bounded memory.
+  uint64_t max_virtual_kib = 0;
+};
+/// run_cli() with an environment and an stdout target.
+CliResult run_cli(const std::vector<std::string>& args, const CliRunSpec& spec);
 
 /// A fresh path in a per-test temporary directory.
 std::string temp_file(const std::string& name);
