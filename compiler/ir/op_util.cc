@@ -339,4 +339,25 @@ bool has_zero_dim(const std::vector<int64_t>& shape) {
   return std::find(shape.begin(), shape.end(), int64_t{0}) != shape.end();
 }
 
+namespace {
+void check_scalar(const Graph& g, int v, const Node& n, const std::string& what) {
+  const Value& val = g.values[static_cast<size_t>(v)];
+  const int64_t count = shape_elements(val.shape);
+  if (count != 1) {
+    throw_unsupported(n, fmt::format("{} has shape {} ({} elements); it must hold exactly one value", what,
+                                     shape_string(val.shape), count));
+  }
+}
+}  // namespace
+
+float const_scalar_f32(const Graph& g, int v, const Node& n, const std::string& what) {
+  check_scalar(g, v, n, what);
+  return g.const_f32(v)[0];
+}
+
+int64_t const_scalar_i64(const Graph& g, int v, const Node& n, const std::string& what) {
+  check_scalar(g, v, n, what);
+  return g.const_i64(v)[0];
+}
+
 }  // namespace tessel::compiler::ir

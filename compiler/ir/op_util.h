@@ -139,4 +139,12 @@ int64_t bounded_tensor_bytes(const std::vector<int64_t>& shape, DType dtype, con
 /// True when `shape` has a zero-sized dimension.
 bool has_zero_dim(const std::vector<int64_t>& shape);
 
+/// The one value of the constant `v`, input `what` of node `n` (e.g. "min (input 1)", "x_scale
+/// (input 1)"), for inputs ONNX defines as scalars or per-tensor values. Throws UserError naming
+/// the node, the input and its shape when the constant does not hold exactly one element (an
+/// empty [0] tensor must never be read past its end).
+float const_scalar_f32(const Graph& g, int v, const Node& n, const std::string& what);
+/// As const_scalar_f32, for integer constants (zero points).
+int64_t const_scalar_i64(const Graph& g, int v, const Node& n, const std::string& what);
+
 }  // namespace tessel::compiler::ir

@@ -617,7 +617,7 @@ class Integerizer {
         auto bound = [&](size_t k, float def) {
           if (k >= n.inputs.size() || n.inputs[k] < 0) return def;
           if (!g_.values[n.inputs[k]].is_const) ir::throw_unsupported(n, fmt::format("bound input {} is not a constant", k));
-          return g_.const_f32(n.inputs[k]).at(0);
+          return ir::const_scalar_f32(g_, n.inputs[k], n, fmt::format("bound input {}", k));
         };
         lo = bound(1, lo);
         hi = bound(2, hi);
@@ -719,8 +719,8 @@ class Integerizer {
   std::pair<float, float> float_clip_bounds(const Node& n) const {
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (g_.opset < 11) return {ir::attr_float(n, "min", lo), ir::attr_float(n, "max", hi)};
-    if (n.inputs.size() >= 2 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].is_const) lo = g_.const_f32(n.inputs[1]).at(0);
-    if (n.inputs.size() >= 3 && n.inputs[2] >= 0 && g_.values[n.inputs[2]].is_const) hi = g_.const_f32(n.inputs[2]).at(0);
+    if (n.inputs.size() >= 2 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].is_const) lo = ir::const_scalar_f32(g_, n.inputs[1], n, "min (input 1)");
+    if (n.inputs.size() >= 3 && n.inputs[2] >= 0 && g_.values[n.inputs[2]].is_const) hi = ir::const_scalar_f32(g_, n.inputs[2], n, "max (input 2)");
     return {lo, hi};
   }
 

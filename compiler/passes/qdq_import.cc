@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "compiler/ir/op_util.h"
 #include "compiler/passes/integerize.h"
 #include "support/error.h"
 
@@ -77,7 +78,7 @@ void expand_qlinear(ir::Graph& g) {
         // Bias: int32 at scale x_scale * w_scale[c], zero point 0.
         for (size_t k : {1, 4})
           if (!g.values[b.input(k)].is_const) ir::throw_unsupported(n, fmt::format("input {} (scale) is not a constant", k));
-        const float xs = g.const_f32(b.input(1)).at(0);
+        const float xs = ir::const_scalar_f32(g, b.input(1), n, "x_scale (input 1)");
         auto ws = g.const_f32(b.input(4));
         for (float& s : ws) s *= xs;
         const int64_t oc = g.values[b.input(8)].num_elements();
@@ -178,7 +179,7 @@ std::pair<float, int32_t> qparams(const ir::Graph& g, const Node& n) {
     const ir::Value& z = g.values[n.inputs[2]];
     if (!z.is_const) ir::throw_unsupported(n, "the zero point must be a constant");
     t = z.dtype;
-    zp = static_cast<int32_t>(g.const_i64(n.inputs[2]).at(0));
+    zp = static_cast<int32_t>(ir::const_scalar_i64(g, n.inputs[2], n, "the zero point (input 2)"));
   }
   if (t == DType::kU8) zp -= 128;
   else if (t != DType::kI8)

@@ -12,6 +12,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/ir/op_util.h"
 #include "compiler/passes/shape_inference.h"
 #include "runtime/device.h"
 #include "support/error.h"
@@ -398,6 +399,31 @@ TEST(ImportChecks, CeilModePoolDropsTheWindowThatStartsInTheEndPadding) {
     const auto got = ex.run({testing::host_f32({1, 1, 5, 5}, x)});
     ASSERT_EQ(got[0].shape, (std::vector<int64_t>{1, 1, 3, 3})) << op;
   }
+}
+
+// Inputs ONNX defines as scalars (Clip's min/max, QLinearConv's x_scale, a zero point) are read
+// through ir::const_scalar_*: a constant without exactly one element is a UserError naming the
+// node and the input, never a read past its end (vector::at's std::out_of_range before).
+TEST(ImportChecks, ScalarInputsMustHoldOneValue) {
+  ir::Graph g;
+  const int empty = g.add_const_f32("lo", {0}, {});
+  const int two = g.add_const_f32("lo2", {2}, {1.0f, 2.0f});
+  const int one = g.add_const_f32("one", {}, {0.25f});
+  ir::Node n;
+  n.op = "Clip";
+  n.name = "c\x01";
+  std::string msg;
+  try {
+    (void)ir::const_scalar_f32(g, empty, n, "min (input 1)");
+  } catch (const UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("min (input 1) has shape [0] (0 elements); it must hold exactly one value"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("'c\\x01'"), std::string::npos) << msg;
+  EXPECT_THROW((void)ir::const_scalar_f32(g, two, n, "max (input 2)"), UserError);
+  EXPECT_EQ(ir::const_scalar_f32(g, one, n, "min (input 1)"), 0.25f);
+  EXPECT_EQ(ir::const_scalar_i64(g, g.add_const_i64("z", {1}, {-3}), n, "zero point"), -3);
 }
 
 }  // namespace
