@@ -3,11 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "support/atomic_file.h"
@@ -240,7 +244,19 @@ int main(int argc, char** argv) {
                             sub),
                 1);
   } catch (const std::exception& e) {
-    return fail(fmt::format("internal error: {}", e.what()), 1);
+    // Every input error is a tessel::Error raised where it is found; anything else is a bug.
+    // The library's own text is no message for users; TESSEL_DEBUG=1 adds it for whoever fixes
+    // the bug.
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+    const std::string type = status == 0 && demangled != nullptr ? demangled : typeid(e).name();
+    std::free(demangled);
+    const char* debug = std::getenv("TESSEL_DEBUG");
+    return fail(fmt::format("internal error: an unexpected {} escaped from tessel {} (a bug: please report the "
+                            "command line){}",
+                            type, app.get_subcommands().empty() ? "" : app.get_subcommands()[0]->get_name(),
+                            debug != nullptr && *debug != '\0' ? fmt::format(": {}", e.what()) : ""),
+                1);
   }
   return fail("no subcommand given (see tessel --help)", 2);
 }

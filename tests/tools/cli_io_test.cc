@@ -273,6 +273,28 @@ TEST(CliMessages, CraftedInputsGiveNamedErrorsWithoutLibraryText) {
         3)->set_dim_value(int64_t{1} << 31);
     cases.push_back({"2^31 input dimension", compile(onnx_file("n7.onnx", b)), ""});
   }
+  // Inputs ONNX defines as scalars given as empty [0] tensors: read past their end before.
+  {
+    compiler::testing::OnnxBuilder b({1, 1, 4, 4});
+    b.init(compiler::testing::f32_tensor("lo", {0}, {}));
+    b.node("Clip", "clip\x01", {"x", "lo"}, {"y"});
+    b.output("y");
+    cases.push_back({"Clip with an empty min", compile(onnx_file("e1.onnx", b)), "'clip\\x01'"});
+  }
+  {
+    compiler::testing::OnnxBuilder b({1, 1, 4, 4});
+    b.init(compiler::testing::f32_tensor("s", {1}, {0.5f}));
+    onnx::TensorProto z;
+    z.set_name("z");
+    z.set_data_type(onnx::TensorProto_DataType_UINT8);
+    z.add_dims(0);
+    b.init(z);
+    b.node("QuantizeLinear", "q", {"x", "s", "z"}, {"xq"});
+    b.node("DequantizeLinear", "dq", {"xq", "s", "z"}, {"y"});
+    b.output("y");
+    cases.push_back({"QuantizeLinear with an empty zero point", compile(onnx_file("e2.onnx", b)),
+                     "input 'z' has shape [0]"});
+  }
   // Hardware configurations: wrong types, truncated or broken JSON, odd keys.
   auto cfg = [&](const std::string& name, const std::string& text) {
     const std::string p = temp_file(name);
