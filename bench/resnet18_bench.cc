@@ -264,40 +264,6 @@ LayersOnlyRun run_layers_only(const std::vector<const Workload*>& selected,
 // ---------------------------------------------------------------------------------------------
 // Network mode.
 
-/// The seeded calibration/benchmark input: float32 [1, 3, 224, 224], uniform in [-2, 2) (the
-/// range of an ImageNet-normalised image), splitmix64 seed 20181.
-runtime::HostTensor seeded_image(const std::vector<int64_t>& shape) {
-  runtime::HostTensor t;
-  t.dtype = runtime::DType::kF32;
-  t.shape = shape;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  t.bytes.resize(static_cast<size_t>(n) * sizeof(float));
-  Rng rng(20181);
-  float* f = reinterpret_cast<float*>(t.bytes.data());
-  for (int64_t i = 0; i < n; ++i) f[i] = rng.uniform_float(-2.0f, 2.0f);
-  return t;
-}
-
-/// Label of a conv from its LayerInfo (op "Conv", or "Conv+..." after fusion): kernel size from
-/// macs / (oc*oh*ow*ic) (groups are 1 in ResNet-18), stride from the input/output height. "" when
-/// it is not a workload conv.
-std::string label_of(const compiler::LayerInfo& li) {
-  const bool is_conv = li.op == "Conv" || li.op.rfind("Conv+", 0) == 0;
-  if (!is_conv || li.in_shape.size() != 4 || li.out_shape.size() != 4) return "";
-  const int64_t ic = li.in_shape[1], ih = li.in_shape[2], iw = li.in_shape[3];
-  const int64_t oc = li.out_shape[1], oh = li.out_shape[2], ow = li.out_shape[3];
-  if (ih != iw || oh != ow || oh <= 0 || ic <= 0 || oc <= 0) return "";
-  const int64_t per_tap = oc * oh * ow * ic;
-  if (li.macs <= 0 || li.macs % per_tap != 0) return "";
-  const int64_t k2 = li.macs / per_tap;
-  const int64_t k = std::lround(std::sqrt(static_cast<double>(k2)));
-  if (k * k != k2) return "";
-  const int64_t stride = (ih + oh - 1) / oh;
-  const Workload* w = match_workload(ih, ic, oc, k, stride);
-  return w ? w->label : "";
-}
-
 struct NetworkRun {
   std::vector<ConfigResult> configs;
   FsimResult fsim;

@@ -7,7 +7,7 @@ PKGS=(
   libsystemc-dev verilator llvm-16-dev
   libboost-dev libgtest-dev libgmock-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
-  nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev libssl-dev
   python3 python3-onnx python3-numpy
 )
 missing=()

@@ -1,0 +1,730 @@
+// tessel-program-corpus: the byte-identical refactor gate (issue 8, item 6; docs/testing.md).
+//
+// Compiles ResNet-18 v1 (bench/gen_resnet18.py, the benchmark's network) and every bundled model
+// (models/ and, when present, ../shared/models) for the four hardware configurations of
+// hw/configs/ (default, 1x8x8, batch2, bus128), runs each compiled model once through the graph
+// executor on the cycle model (sim/cycle), and records for every offloaded layer the sha256 of
+// its Program's isa::Program::serialize() bytes, its instruction count and its cycles. A model
+// that cannot be compiled (or run) on a configuration is recorded with its error text.
+//
+// The corpus is JSON text written by this tool alone (stable key order, one line per record) and
+// frozen in tests/golden/program_corpus.json:
+//   tessel-program-corpus --golden FILE --resnet18 MODEL --update   rewrite the golden file
+//   tessel-program-corpus --golden FILE --resnet18 MODEL            check against it (CTest)
+//   ... --out FILE                                                  also write the corpus there
+// The check names the first differing model, configuration, layer and field; it also fails when
+// ResNet-18's C2..C12 cycles on the default configuration exceed kResNet18C2C12Budget, and
+// --update refuses to record such a corpus.
+//
+// Exit status: 0 corpus equal to the golden file (or written), 1 a difference, a budget overrun or
+// an error, 2 a usage error.
+#include <openssl/evp.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/bench_common.h"
+#include "compiler/driver/compile.h"
+#include "isa/config.h"
+#include "isa/program.h"
+#include "runtime/device.h"
+#include "runtime/executable.h"
+#include "runtime/graph_executor.h"
+#include "support/atomic_file.h"
+#include "support/error.h"
+#include "support/json_text.h"
+#include "support/text.h"
+
+namespace tessel::gate {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using support::quote;
+
+/// ResNet-18 C2..C12 (weighted by occurrence: every instance in the network) on the default
+/// configuration, cycle model: the figure of docs/benchmarks.md. The refactor must not exceed it.
+constexpr uint64_t kResNet18C2C12Budget = 7236325;
+constexpr const char* kFormat = "tessel-program-corpus/1";
+constexpr const char* kResNet18Key = "generated/resnet18_v1.onnx";
+/// The hardware configurations, in corpus order (files hw/configs/<name>.json).
+const std::vector<std::string> kConfigNames = {"default", "1x8x8", "batch2", "bus128"};
+
+// ---------------------------------------------------------------------------------------------
+// Records.
+
+struct LayerRecord {
+  int64_t step = -1;      ///< index into Executable::steps
+  std::string name, op;   ///< ONNX node name(s), operator
+  std::string label;      ///< ResNet-18 workload label (C1..C12) or ""
+  uint64_t insns = 0;     ///< Program::insns.size()
+  uint64_t cycles = 0;    ///< cycle model, start to FINISH
+  std::string sha256;     ///< of Program::serialize(), lower-case hex
+};
+
+struct RunRecord {
+  std::string model, config;
+  std::optional<std::string> error;  ///< why the model could not be compiled or run here
+  uint64_t insns = 0, cycles = 0;    ///< sums over the layers
+  std::vector<LayerRecord> layers;   ///< offloaded layers in step order
+  double compile_seconds = 0;        ///< wall time of compile_onnx (printed, not recorded)
+};
+
+struct ModelRecord {
+  std::string model;                  ///< key: "models/<path>", "shared/models/<path>", ...
+  std::string sha256;                 ///< of the model file
+  std::string input;                  ///< the input the model was calibrated and run on
+  std::optional<std::string> same_as; ///< a ../shared file identical to this bundled model
+};
+
+struct ConfigRecord {
+  std::string config, file, label;
+};
+
+struct Corpus {
+  std::vector<ConfigRecord> configs;
+  std::vector<ModelRecord> models;
+  std::vector<std::pair<std::string, uint64_t>> resnet18_totals;  ///< config -> C2..C12 cycles
+  std::vector<RunRecord> runs;
+};
+
+std::string hex(const unsigned char* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  s.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    s.push_back(digits[p[i] >> 4]);
+    s.push_back(digits[p[i] & 15]);
+  }
+  return s;
+}
+
+/// SHA-256 (OpenSSL's libcrypto) of `size` bytes, lower-case hex.
+std::string sha256_hex(const void* data, size_t size) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data, size, md, &len, EVP_sha256(), nullptr) != 1 || len != 32) {
+    throw_internal_error("libcrypto could not compute a SHA-256 digest of {} bytes", size);
+  }
+  return hex(md, len);
+}
+
+std::vector<uint8_t> read_file(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw_io_error("cannot read {}", quote(path.string()));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw_io_error("cannot read {}: read error", quote(path.string()));
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs: each model is calibrated (float models) and run on one fixed input.
+
+struct ModelInput {
+  std::string description;                    ///< recorded in the corpus
+  std::vector<runtime::HostTensor> tensors;   ///< one per graph input
+};
+
+/// The staged reference input (data/reference/inputs/, float32 raw) of the bundled models, by
+/// file-name prefix: the inputs the e2e tests use.
+struct StagedInput {
+  const char* prefix;
+  const char* file;
+  std::vector<int64_t> shape;
+};
+const std::vector<StagedInput>& staged_inputs() {
+  static const std::vector<StagedInput> t = {
+      {"mnist-12", "mnist_t10k_00000_f32_1x1x28x28.bin", {1, 1, 28, 28}},
+      {"ic01_", "ic_sample8_f32_1x3x32x32.bin", {1, 3, 32, 32}},
+      {"kws01_", "kws_sample6_f32_1x1x49x10.bin", {1, 1, 49, 10}},
+      {"mobilenetv2-12", "imagenet_cat_f32_1x3x224x224.bin", {1, 3, 224, 224}},
+  };
+  return t;
+}
+
+/// The input of `model_path`: ResNet-18 gets the benchmark's seeded image; a bundled model whose
+/// file name starts with a staged_inputs() prefix gets that file; any other model gets the
+/// benchmark's seeded uniform [-2, 2) values in the shapes of its graph inputs (read with
+/// compiler::ReferenceModel, which throws UserError for a file that is not a readable ONNX model).
+ModelInput input_for(const std::string& key, const fs::path& model_path, const fs::path& source_dir) {
+  ModelInput in;
+  if (key == kResNet18Key) {
+    in.description = "seeded image [1, 3, 224, 224], uniform [-2, 2), splitmix64 seed 20181 (the benchmark's)";
+    in.tensors = {bench::seeded_image({1, 3, 224, 224})};
+    return in;
+  }
+  const std::string file_name = model_path.filename().string();
+  for (const StagedInput& s : staged_inputs()) {
+    if (file_name.rfind(s.prefix, 0) != 0 || model_path.extension() != ".onnx") continue;
+    const fs::path p = source_dir / "data" / "reference" / "inputs" / s.file;
+    runtime::HostTensor t;
+    t.dtype = runtime::DType::kF32;
+    t.shape = s.shape;
+    t.bytes = read_file(p);
+    int64_t n = 1;
+    for (int64_t d : s.shape) n *= d;
+    if (t.bytes.size() != static_cast<size_t>(n) * sizeof(float)) {
+      throw_user_error("input file {} holds {} bytes, not the {} bytes of float32 [{}]", quote(p.string()),
+                       t.bytes.size(), n * 4, fmt::join(s.shape, ", "));
+    }
+    in.description = std::string("data/reference/inputs/") + s.file;
+    in.tensors = {std::move(t)};
+    return in;
+  }
+  const compiler::ReferenceModel ref = compiler::ReferenceModel::load(model_path.string());
+  std::string shapes;
+  for (const std::vector<int64_t>& shape : ref.input_shapes()) {
+    in.tensors.push_back(bench::seeded_image(shape));
+    shapes += fmt::format("{}[{}]", shapes.empty() ? "" : ", ", fmt::join(shape, ", "));
+  }
+  in.description = fmt::format("seeded {}, uniform [-2, 2), splitmix64 seed 20181", shapes);
+  return in;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the corpus.
+
+struct ModelFile {
+  std::string key;
+  fs::path path;
+};
+
+/// Regular files under `dir` except Markdown (the MANIFESTs), sorted by relative path.
+std::vector<std::string> model_files_under(const fs::path& dir) {
+  std::vector<std::string> rel;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file() || it->path().extension() == ".md") continue;
+    rel.push_back(fs::relative(it->path(), dir).generic_string());
+  }
+  if (ec) throw_io_error("cannot list {}: {}", quote(dir.string()), ec.message());
+  std::sort(rel.begin(), rel.end());
+  return rel;
+}
+
+struct Options {
+  std::string golden, out, resnet18, source_dir, shared_dir;
+  bool update = false;
+  std::vector<std::string> only_models, only_configs;  ///< empty: all
+};
+
+bool selected(const std::vector<std::string>& only, const std::string& name) {
+  return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+}
+
+RunRecord run_one(const std::string& key, const fs::path& path, const ModelInput& input,
+                  const std::string& config_name, const isa::HwConfig& cfg) {
+  RunRecord r;
+  r.model = key;
+  r.config = config_name;
+  compiler::CompileResult compiled;
+  try {
+    compiler::CompileOptions opts;
+    opts.config = cfg;
+    opts.offload = true;
+    opts.calibration = {input.tensors};
+    const auto t0 = Clock::now();
+    compiled = compiler::compile_onnx(path.string(), opts);
+    r.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  } catch (const Error& e) {
+    r.error = std::string("compile: ") + e.what();
+    return r;
+  }
+  std::vector<runtime::StepMeasurement> ms;
+  try {
+    auto dev = runtime::Device::create("cycle", cfg, bench::kDeviceDramBytes);
+    runtime::ExecOptions eo;
+    eo.measure_cpu = false;
+    eo.check_accel = false;
+    runtime::GraphExecutor exec(compiled.exe, *dev, eo);
+    exec.run(input.tensors);
+    ms = exec.measurements();
+  } catch (const Error& e) {
+    r.error = std::string("run on the cycle model: ") + e.what();
+    return r;
+  }
+  const runtime::Executable& exe = compiled.exe;
+  for (const compiler::LayerInfo& li : compiled.layers) {
+    if (li.placement != runtime::Placement::kAccel) continue;
+    if (li.step < 0 || static_cast<size_t>(li.step) >= exe.steps.size() ||
+        static_cast<size_t>(li.step) >= ms.size()) {
+      throw_internal_error("model {}: layer {} names step {} of {}", quote(key), quote(li.name), li.step,
+                           exe.steps.size());
+    }
+    const runtime::Step& step = exe.steps[static_cast<size_t>(li.step)];
+    if (step.program < 0 || static_cast<size_t>(step.program) >= exe.programs.size()) {
+      throw_internal_error("model {}: accelerator step {} names Program {} of {}", quote(key), li.step,
+                           step.program, exe.programs.size());
+    }
+    const isa::Program& prog = exe.programs[static_cast<size_t>(step.program)];
+    const std::vector<uint8_t> bytes = prog.serialize();
+    LayerRecord l;
+    l.step = li.step;
+    l.name = li.name;
+    l.op = li.op;
+    l.label = bench::label_of(li);
+    l.insns = prog.insns.size();
+    l.cycles = ms[static_cast<size_t>(li.step)].accel.cycles;
+    l.sha256 = sha256_hex(bytes.data(), bytes.size());
+    r.insns += l.insns;
+    r.cycles += l.cycles;
+    r.layers.push_back(std::move(l));
+  }
+  return r;
+}
+
+Corpus build_corpus(const Options& o) {
+  const fs::path src(o.source_dir);
+  Corpus c;
+  std::vector<std::pair<std::string, isa::HwConfig>> configs;
+  for (const std::string& name : kConfigNames) {
+    if (!selected(o.only_configs, name)) continue;
+    const std::string rel = "hw/configs/" + name + ".json";
+    const isa::HwConfig cfg = isa::HwConfig::from_file((src / rel).string());
+    c.configs.push_back({name, rel, cfg.label()});
+    configs.emplace_back(name, cfg);
+  }
+
+  std::vector<ModelFile> files;
+  files.push_back({kResNet18Key, fs::path(o.resnet18)});
+  const fs::path models_dir = src / "models";
+  for (const std::string& rel : model_files_under(models_dir)) {
+    files.push_back({"models/" + rel, models_dir / rel});
+  }
+  const fs::path shared_dir(o.shared_dir);
+  std::error_code ec;
+  if (!o.shared_dir.empty() && fs::is_directory(shared_dir, ec)) {
+    for (const std::string& rel : model_files_under(shared_dir)) {
+      files.push_back({"shared/models/" + rel, shared_dir / rel});
+    }
+  }
+
+  for (const ModelFile& f : files) {
+    if (!selected(o.only_models, f.key)) continue;
+    ModelRecord m;
+    m.model = f.key;
+    const std::vector<uint8_t> bytes = read_file(f.path);
+    m.sha256 = sha256_hex(bytes.data(), bytes.size());
+    // A ../shared/models file identical to the bundled file of the same path is the same model.
+    if (f.key.rfind("shared/models/", 0) == 0) {
+      const std::string rel = f.key.substr(std::string("shared/models/").size());
+      if (fs::is_regular_file(models_dir / rel, ec)) {
+        const std::vector<uint8_t> other = read_file(models_dir / rel);
+        if (sha256_hex(other.data(), other.size()) == m.sha256) m.same_as = "models/" + rel;
+      }
+    }
+    if (m.same_as) {
+      m.input = "";
+      c.models.push_back(std::move(m));
+      continue;
+    }
+    std::optional<ModelInput> input;
+    std::optional<std::string> input_error;
+    try {
+      input = input_for(f.key, f.path, src);
+      m.input = input->description;
+    } catch (const Error& e) {
+      input_error = std::string("load: ") + e.what();
+      m.input = "none (the model could not be read)";
+    }
+    c.models.push_back(m);
+    for (const auto& [name, cfg] : configs) {
+      RunRecord r;
+      if (input_error) {
+        r.model = f.key;
+        r.config = name;
+        r.error = input_error;
+      } else {
+        r = run_one(f.key, f.path, *input, name, cfg);
+      }
+      if (r.error) {
+        // The corpus must not depend on where the checkout lies: the model's path becomes its key.
+        for (const std::string& p : {f.path.string(), fs::absolute(f.path).lexically_normal().string()}) {
+          for (size_t at; !p.empty() && (at = r.error->find(p)) != std::string::npos;) r.error->replace(at, p.size(), f.key);
+        }
+        fmt::print("  {} on {}: not compiled: {}\n", f.key, name, *r.error);
+      } else {
+        fmt::print("  {} on {}: {} offloaded layers, {} instructions, {} cycles, compiled in {:.2f} s\n",
+                   f.key, name, r.layers.size(), r.insns, r.cycles, r.compile_seconds);
+      }
+      std::fflush(stdout);
+      if (f.key == kResNet18Key && !r.error) {
+        uint64_t total = 0;
+        for (const LayerRecord& l : r.layers) total += bench::in_vta_set(l.label) ? l.cycles : 0;
+        c.resnet18_totals.emplace_back(name, total);
+      }
+      c.runs.push_back(std::move(r));
+    }
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Corpus text (stable: fixed key order, one record per line).
+
+std::string js(const std::string& s) { return support::dump_json(nlohmann::json(s), -1, "program corpus"); }
+std::string js(const std::optional<std::string>& s) { return s ? js(*s) : "null"; }
+
+std::string to_text(const Corpus& c) {
+  std::string t = "{\n";
+  t += fmt::format("\"format\": {},\n", js(std::string(kFormat)));
+  t += fmt::format("\"resnet18_c2_c12_budget\": {},\n", kResNet18C2C12Budget);
+  auto list = [&](const char* key, size_t n, auto&& line, bool last) {
+    t += fmt::format("\"{}\": [\n", key);
+    for (size_t i = 0; i < n; ++i) t += line(i) + (i + 1 < n ? ",\n" : "\n");
+    t += last ? "]\n" : "],\n";
+  };
+  list("configs", c.configs.size(), [&](size_t i) {
+    const ConfigRecord& r = c.configs[i];
+    return fmt::format("{{\"config\": {}, \"file\": {}, \"label\": {}}}", js(r.config), js(r.file), js(r.label));
+  }, false);
+  list("models", c.models.size(), [&](size_t i) {
+    const ModelRecord& m = c.models[i];
+    return fmt::format("{{\"model\": {}, \"sha256\": {}, \"input\": {}, \"same_as\": {}}}", js(m.model),
+                       js(m.sha256), js(m.input), js(m.same_as));
+  }, false);
+  list("resnet18_c2_c12_cycles", c.resnet18_totals.size(), [&](size_t i) {
+    return fmt::format("{{\"config\": {}, \"cycles\": {}}}", js(c.resnet18_totals[i].first),
+                       c.resnet18_totals[i].second);
+  }, false);
+  list("runs", c.runs.size(), [&](size_t i) {
+    const RunRecord& r = c.runs[i];
+    return fmt::format("{{\"model\": {}, \"config\": {}, \"error\": {}, \"layers\": {}, \"insns\": {}, \"cycles\": {}}}",
+                       js(r.model), js(r.config), js(r.error), r.layers.size(), r.insns, r.cycles);
+  }, false);
+  std::vector<std::string> lines;
+  for (const RunRecord& r : c.runs) {
+    for (const LayerRecord& l : r.layers) {
+      lines.push_back(fmt::format(
+          "{{\"model\": {}, \"config\": {}, \"step\": {}, \"name\": {}, \"op\": {}, \"label\": {}, "
+          "\"insns\": {}, \"cycles\": {}, \"sha256\": {}}}",
+          js(r.model), js(r.config), l.step, js(l.name), js(l.op), js(l.label), l.insns, l.cycles, js(l.sha256)));
+    }
+  }
+  list("layers", lines.size(), [&](size_t i) { return lines[i]; }, true);
+  t += "}\n";
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the golden file back.
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  const nlohmann::json& field(const nlohmann::json& obj, const char* key, const std::string& where) const {
+    if (!obj.is_object()) throw_user_error("golden file {}: {} is not an object", quote(file_), where);
+    auto it = obj.find(key);
+    if (it == obj.end()) throw_user_error("golden file {}: {} has no field {}", quote(file_), where, quote(key));
+    return *it;
+  }
+  std::string str(const nlohmann::json& obj, const char* key, const std::string& where) const {
+    const nlohmann::json& v = field(obj, key, where);
+    if (!v.is_string()) throw_user_error("golden file {}: {}.{} is not a string", quote(file_), where, key);
+    return v.get<std::string>();
+  }
+  std::optional<std::string> opt_str(const nlohmann::json& obj, const char* key, const std::string& where) const {
+    if (field(obj, key, where).is_null()) return std::nullopt;
+    return str(obj, key, where);
+  }
+  uint64_t num(const nlohmann::json& obj, const char* key, const std::string& where) const {
+    const nlohmann::json& v = field(obj, key, where);
+    if (!v.is_number_unsigned()) {
+      throw_user_error("golden file {}: {}.{} is not a non-negative integer", quote(file_), where, key);
+    }
+    return v.get<uint64_t>();
+  }
+  const nlohmann::json& array(const nlohmann::json& obj, const char* key) const {
+    const nlohmann::json& v = field(obj, key, "the document");
+    if (!v.is_array()) throw_user_error("golden file {}: {} is not an array", quote(file_), quote(key));
+    return v;
+  }
+
+ private:
+  std::string file_;
+};
+
+Corpus from_text(const std::string& text, const std::string& file) {
+  const nlohmann::json j = support::parse_json(text, "golden file " + quote(file));
+  const Reader rd(file);
+  if (rd.str(j, "format", "the document") != kFormat) {
+    throw_user_error("golden file {}: format {} is not {}", quote(file), quote(rd.str(j, "format", "the document")),
+                     quote(kFormat));
+  }
+  Corpus c;
+  const nlohmann::json& configs = rd.array(j, "configs");
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::string w = fmt::format("configs[{}]", i);
+    c.configs.push_back({rd.str(configs[i], "config", w), rd.str(configs[i], "file", w), rd.str(configs[i], "label", w)});
+  }
+  const nlohmann::json& models = rd.array(j, "models");
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string w = fmt::format("models[{}]", i);
+    c.models.push_back({rd.str(models[i], "model", w), rd.str(models[i], "sha256", w), rd.str(models[i], "input", w),
+                        rd.opt_str(models[i], "same_as", w)});
+  }
+  const nlohmann::json& totals = rd.array(j, "resnet18_c2_c12_cycles");
+  for (size_t i = 0; i < totals.size(); ++i) {
+    const std::string w = fmt::format("resnet18_c2_c12_cycles[{}]", i);
+    c.resnet18_totals.emplace_back(rd.str(totals[i], "config", w), rd.num(totals[i], "cycles", w));
+  }
+  const nlohmann::json& runs = rd.array(j, "runs");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string w = fmt::format("runs[{}]", i);
+    RunRecord r;
+    r.model = rd.str(runs[i], "model", w);
+    r.config = rd.str(runs[i], "config", w);
+    r.error = rd.opt_str(runs[i], "error", w);
+    r.insns = rd.num(runs[i], "insns", w);
+    r.cycles = rd.num(runs[i], "cycles", w);
+    r.layers.resize(rd.num(runs[i], "layers", w));
+    c.runs.push_back(std::move(r));
+  }
+  // Layers are listed run by run, in the runs' order.
+  const nlohmann::json& layers = rd.array(j, "layers");
+  size_t li = 0;
+  for (RunRecord& r : c.runs) {
+    for (LayerRecord& l : r.layers) {
+      const std::string w = fmt::format("layers[{}]", li);
+      if (li >= layers.size()) {
+        throw_user_error("golden file {}: runs list {} layers in all, layers has {}", quote(file), li + 1, layers.size());
+      }
+      const nlohmann::json& x = layers[li++];
+      if (rd.str(x, "model", w) != r.model || rd.str(x, "config", w) != r.config) {
+        throw_user_error("golden file {}: {} belongs to model {} config {}, the runs list has model {} config {} here",
+                         quote(file), w, quote(rd.str(x, "model", w)), quote(rd.str(x, "config", w)), quote(r.model),
+                         quote(r.config));
+      }
+      l.step = static_cast<int64_t>(rd.num(x, "step", w));
+      l.name = rd.str(x, "name", w);
+      l.op = rd.str(x, "op", w);
+      l.label = rd.str(x, "label", w);
+      l.insns = rd.num(x, "insns", w);
+      l.cycles = rd.num(x, "cycles", w);
+      l.sha256 = rd.str(x, "sha256", w);
+    }
+  }
+  if (li != layers.size()) {
+    throw_user_error("golden file {}: runs list {} layers in all, layers has {}", quote(file), li, layers.size());
+  }
+  return c;
+}
+
+/// `c` restricted to the selected models and configurations (for --models / --configs).
+Corpus restrict(const Corpus& c, const Options& o) {
+  Corpus r;
+  for (const ConfigRecord& x : c.configs) if (selected(o.only_configs, x.config)) r.configs.push_back(x);
+  for (const ModelRecord& x : c.models) if (selected(o.only_models, x.model)) r.models.push_back(x);
+  if (selected(o.only_models, kResNet18Key)) {
+    for (const auto& x : c.resnet18_totals) if (selected(o.only_configs, x.first)) r.resnet18_totals.push_back(x);
+  }
+  for (const RunRecord& x : c.runs) {
+    if (selected(o.only_models, x.model) && selected(o.only_configs, x.config)) r.runs.push_back(x);
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison: every difference, in corpus order (models, then runs layer by layer).
+
+std::string show(const std::optional<std::string>& s) { return s ? quote(*s) : std::string("none"); }
+
+std::vector<std::string> differences(const Corpus& golden, const Corpus& now) {
+  std::vector<std::string> d;
+  for (size_t i = 0; i < std::max(golden.configs.size(), now.configs.size()); ++i) {
+    if (i >= golden.configs.size()) { d.push_back(fmt::format("config {} is new (not in the golden file)", quote(now.configs[i].config))); continue; }
+    if (i >= now.configs.size()) { d.push_back(fmt::format("config {} of the golden file is gone", quote(golden.configs[i].config))); continue; }
+    const ConfigRecord &g = golden.configs[i], &n = now.configs[i];
+    if (g.config != n.config || g.file != n.file) {
+      d.push_back(fmt::format("configs[{}]: golden {} ({}), now {} ({})", i, quote(g.config), g.file, quote(n.config), n.file));
+    } else if (g.label != n.label) {
+      d.push_back(fmt::format("config {}: field 'label': golden {}, now {}", quote(g.config), quote(g.label), quote(n.label)));
+    }
+  }
+  for (size_t i = 0; i < std::max(golden.models.size(), now.models.size()); ++i) {
+    if (i >= golden.models.size()) { d.push_back(fmt::format("model {} is new (not in the golden file)", quote(now.models[i].model))); continue; }
+    if (i >= now.models.size()) { d.push_back(fmt::format("model {} of the golden file is gone", quote(golden.models[i].model))); continue; }
+    const ModelRecord &g = golden.models[i], &n = now.models[i];
+    if (g.model != n.model) d.push_back(fmt::format("models[{}]: golden {}, now {}", i, quote(g.model), quote(n.model)));
+    else if (g.sha256 != n.sha256) d.push_back(fmt::format("model {}: field 'sha256' (the model file): golden {}, now {}", quote(g.model), g.sha256, n.sha256));
+    else if (g.input != n.input) d.push_back(fmt::format("model {}: field 'input': golden {}, now {}", quote(g.model), quote(g.input), quote(n.input)));
+    else if (g.same_as != n.same_as) d.push_back(fmt::format("model {}: field 'same_as': golden {}, now {}", quote(g.model), show(g.same_as), show(n.same_as)));
+  }
+  for (size_t i = 0; i < std::max(golden.runs.size(), now.runs.size()); ++i) {
+    if (i >= golden.runs.size()) { d.push_back(fmt::format("model {} config {}: new run (not in the golden file)", quote(now.runs[i].model), quote(now.runs[i].config))); continue; }
+    if (i >= now.runs.size()) { d.push_back(fmt::format("model {} config {}: run of the golden file is gone", quote(golden.runs[i].model), quote(golden.runs[i].config))); continue; }
+    const RunRecord &g = golden.runs[i], &n = now.runs[i];
+    const std::string where = fmt::format("model {} config {}", quote(g.model), quote(g.config));
+    if (g.model != n.model || g.config != n.config) {
+      d.push_back(fmt::format("runs[{}]: golden is {}, now model {} config {}", i, where, quote(n.model), quote(n.config)));
+      continue;
+    }
+    if (g.error != n.error) {
+      d.push_back(fmt::format("{}: field 'error': golden {}, now {}", where, show(g.error), show(n.error)));
+      continue;
+    }
+    for (size_t k = 0; k < std::max(g.layers.size(), n.layers.size()); ++k) {
+      if (k >= g.layers.size()) { d.push_back(fmt::format("{} layer {} (step {}): new offloaded layer (golden has {} layers)", where, quote(n.layers[k].name), n.layers[k].step, g.layers.size())); continue; }
+      if (k >= n.layers.size()) { d.push_back(fmt::format("{} layer {} (step {}): no longer offloaded (now {} layers)", where, quote(g.layers[k].name), g.layers[k].step, n.layers.size())); continue; }
+      const LayerRecord &gl = g.layers[k], &nl = n.layers[k];
+      const std::string lw = fmt::format("{} layer {} (step {})", where, quote(gl.name), gl.step);
+      auto diff = [&](const char* field, const std::string& a, const std::string& b) {
+        if (a != b) d.push_back(fmt::format("{}: field '{}': golden {}, now {}", lw, field, a, b));
+        return a != b;
+      };
+      diff("step", std::to_string(gl.step), std::to_string(nl.step)) || diff("name", quote(gl.name), quote(nl.name)) ||
+          diff("op", quote(gl.op), quote(nl.op)) || diff("label", quote(gl.label), quote(nl.label)) ||
+          diff("sha256", gl.sha256, nl.sha256) || diff("insns", std::to_string(gl.insns), std::to_string(nl.insns)) ||
+          diff("cycles", std::to_string(gl.cycles), std::to_string(nl.cycles));
+    }
+  }
+  for (size_t i = 0; i < std::max(golden.resnet18_totals.size(), now.resnet18_totals.size()); ++i) {
+    const auto g = i < golden.resnet18_totals.size() ? fmt::format("{} {}", golden.resnet18_totals[i].first, golden.resnet18_totals[i].second) : "none";
+    const auto n = i < now.resnet18_totals.size() ? fmt::format("{} {}", now.resnet18_totals[i].first, now.resnet18_totals[i].second) : "none";
+    if (g != n) d.push_back(fmt::format("ResNet-18 C2..C12 cycles [{}]: golden config/cycles {}, now {}", i, g, n));
+  }
+  return d;
+}
+
+/// The ResNet-18 budget: "" when met (or not measured by this selection), else the failure.
+std::string budget_failure(const Corpus& c) {
+  for (const auto& [config, cycles] : c.resnet18_totals) {
+    if (config == "default" && cycles > kResNet18C2C12Budget) {
+      return fmt::format("ResNet-18 C2..C12 on config 'default' takes {} cycles, above the budget of {} "
+                         "(docs/testing.md: a changed Program may not be slower)", cycles, kResNet18C2C12Budget);
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) if (!x.empty()) out.push_back(x);
+  return out;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"tessel-program-corpus: the byte-identical Program corpus of the refactor gate"};
+  Options o;
+  std::string models, configs;
+  app.add_option("--golden", o.golden, "the golden corpus (tests/golden/program_corpus.json)")->required();
+  app.add_option("--resnet18", o.resnet18, "ResNet-18 v1 written by bench/gen_resnet18.py")->required();
+  app.add_option("--source-dir", o.source_dir, "repository root (models/, hw/configs/, data/)")->required();
+  app.add_option("--shared-dir", o.shared_dir, "the staged models (../shared/models); skipped when absent");
+  app.add_option("--out", o.out, "also write the corpus built by this run to this file");
+  app.add_flag("--update", o.update, "write the corpus to --golden instead of checking it");
+  app.add_option("--models", models, "comma-separated model keys to build (default: all)");
+  app.add_option("--configs", configs, "comma-separated configurations to build (default: all)");
+  app.parse(argc, argv);
+  o.only_models = split_list(models);
+  o.only_configs = split_list(configs);
+  for (const std::string& c : o.only_configs) {
+    if (std::find(kConfigNames.begin(), kConfigNames.end(), c) == kConfigNames.end()) {
+      throw CLI::ValidationError("--configs", fmt::format("unknown configuration {} (known: {})", quote(c), fmt::join(kConfigNames, ", ")));
+    }
+  }
+  if (o.update && (!o.only_models.empty() || !o.only_configs.empty())) {
+    throw CLI::ValidationError("--update", "writes the whole corpus; it cannot be combined with --models or --configs");
+  }
+  std::error_code ec;
+  if (!o.shared_dir.empty() && !fs::is_directory(o.shared_dir, ec)) {
+    fmt::print("note: {} is absent: its models are not part of this run\n", quote(o.shared_dir));
+  }
+
+  const auto t0 = Clock::now();
+  const Corpus now = build_corpus(o);
+  for (const std::string& m : o.only_models) {
+    if (std::none_of(now.models.begin(), now.models.end(), [&](const ModelRecord& r) { return r.model == m; })) {
+      throw_user_error("--models: no model {} in this corpus", quote(m));
+    }
+  }
+  const std::string text = to_text(now);
+  fmt::print("corpus: {} models, {} runs, {} layers, built in {:.1f} s\n", now.models.size(), now.runs.size(),
+             std::accumulate(now.runs.begin(), now.runs.end(), size_t{0}, [](size_t s, const RunRecord& r) { return s + r.layers.size(); }),
+             std::chrono::duration<double>(Clock::now() - t0).count());
+  for (const auto& [config, cycles] : now.resnet18_totals) {
+    fmt::print("ResNet-18 C2..C12 on {}: {} cycles\n", config, cycles);
+  }
+  if (!o.out.empty()) support::write_file_atomic(o.out, text);
+  const std::string budget = budget_failure(now);
+  if (o.update) {
+    if (!budget.empty()) {
+      fmt::print(stderr, "error: {}; the golden file was not written\n", budget);
+      return 1;
+    }
+    support::write_file_atomic(o.golden, text);
+    fmt::print("wrote {}\n", o.golden);
+    return 0;
+  }
+  const std::vector<uint8_t> golden_bytes = read_file(o.golden);
+  const std::string golden_text(golden_bytes.begin(), golden_bytes.end());
+  const Corpus golden_all = from_text(golden_text, o.golden);
+  int rc = 0;
+  // The golden file must be exactly what --update writes, so that a byte comparison of the
+  // re-serialised records is a byte comparison of the file.
+  if (to_text(golden_all) != golden_text) {
+    fmt::print(stderr, "error: {} is not in the form this tool writes (edited by hand?); rewrite it with --update\n",
+               o.golden);
+    rc = 1;
+  }
+  // Without ../shared the corpus has no shared/models entries: compare the rest, and say so.
+  Options sel = o;
+  if (sel.only_models.empty()) {
+    size_t skipped = 0;
+    for (const ModelRecord& m : golden_all.models) {
+      const bool built = std::any_of(now.models.begin(), now.models.end(), [&](const ModelRecord& r) { return r.model == m.model; });
+      if (!built && m.model.rfind("shared/models/", 0) == 0) {
+        ++skipped;
+        continue;
+      }
+      sel.only_models.push_back(m.model);
+    }
+    for (const ModelRecord& m : now.models) {
+      if (!selected(sel.only_models, m.model)) sel.only_models.push_back(m.model);
+    }
+    if (skipped > 0) {
+      fmt::print("note: {} models of the golden file under shared/models were not checked (no {})\n", skipped,
+                 quote(o.shared_dir));
+    }
+  }
+  const Corpus golden = restrict(golden_all, sel);
+  const std::vector<std::string> diffs = differences(golden, now);
+  if (!diffs.empty()) {
+    fmt::print(stderr, "error: the corpus differs from {} in {} place(s); first: {}\n", o.golden, diffs.size(), diffs[0]);
+    for (size_t i = 1; i < diffs.size() && i < 20; ++i) fmt::print(stderr, "  also: {}\n", diffs[i]);
+    if (diffs.size() > 20) fmt::print(stderr, "  ... and {} more\n", diffs.size() - 20);
+    fmt::print(stderr, "(a Program changed on purpose: see docs/testing.md, \"The refactor gate\")\n");
+    rc = 1;
+  } else if (to_text(golden) != text) {
+    fmt::print(stderr, "error: the corpus equals {} record for record but not byte for byte\n", o.golden);
+    rc = 1;
+  }
+  if (!budget.empty()) {
+    fmt::print(stderr, "error: {}\n", budget);
+    rc = 1;
+  }
+  if (rc == 0) fmt::print("corpus equal to {}\n", o.golden);
+  return rc;
+}
+
+}  // namespace
+}  // namespace tessel::gate
+
+int main(int argc, char** argv) { return tessel::bench::run_bench_main(argc, argv, tessel::gate::run); }
