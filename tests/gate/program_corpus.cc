@@ -357,8 +357,11 @@ Corpus build_corpus(const Options& o) {
       }
       if (r.error) {
         // The corpus must not depend on where the checkout lies: the model's path becomes its key.
-        for (const std::string& p : {f.path.string(), fs::absolute(f.path).lexically_normal().string()}) {
-          for (size_t at; !p.empty() && (at = r.error->find(p)) != std::string::npos;) r.error->replace(at, p.size(), f.key);
+        // The absolute form first: the path as given may be a suffix of it.
+        for (const std::string& p : {fs::absolute(f.path).lexically_normal().string(), f.path.string()}) {
+          for (size_t at = 0; !p.empty() && (at = r.error->find(p, at)) != std::string::npos; at += f.key.size()) {
+            r.error->replace(at, p.size(), f.key);
+          }
         }
         fmt::print("  {} on {}: not compiled: {}\n", f.key, name, *r.error);
       } else {
