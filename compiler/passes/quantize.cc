@@ -77,19 +77,19 @@ void quantize(ir::Graph& g, PassContext& ctx) {
     }
     return m;
   };
-  std::vector<std::pair<int, float>> marks;
+  std::vector<FakeQuantMark> marks;
   for (int in : g.inputs) {
     bool used = false;
     for (int c : consumers[in]) used = used || quantisable_consumer(g.nodes[c]);
-    if (used) marks.push_back({in, pow2_scale(max_abs[in])});
+    if (used) marks.push_back({in, pow2_scale(max_abs[in]), 0});
   }
   for (size_t k = 0; k < original_nodes; ++k) {
     const Node& n = g.nodes[k];
     if (!produces_new_range(n)) continue;
     const int y = n.outputs[0];
-    marks.push_back({y, pow2_scale(range_of(y))});
+    marks.push_back({y, pow2_scale(range_of(y)), 0});
   }
-  for (const auto& [v, s] : marks) insert_fake_quant(g, v, s, 0);
+  insert_fake_quants(g, marks);
   g.topo_sort();
   IntegerizeOptions opts;
   opts.quantize_float_weights = true;
