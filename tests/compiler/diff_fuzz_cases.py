@@ -14,15 +14,23 @@ independent numpy computation gives for it, into OUTDIR:
 Kinds (all int8 or uint8 QLinear/QDQ layers whose semantics are integer):
   conv     QuantizeLinear -> QLinearConv (random shape, kernel, stride, asymmetric pads, groups
            including depthwise and channel multipliers, per-tensor or per-channel weight scales,
-           optional int32 bias) -> DequantizeLinear
+           optional int32 bias) -> DequantizeLinear; or the same layer in QDQ form
+           (DequantizeLinear of x, weights and bias -> Conv [-> Relu] -> QuantizeLinear ->
+           DequantizeLinear; the Relu is fused into the requantisation's clip)
   dense    QuantizeLinear -> QLinearMatMul ([M, K] x [K, N], per-tensor or per-column scales)
            -> DequantizeLinear
   maxpool  QuantizeLinear -> DequantizeLinear -> MaxPool (kernel, stride, pads, ceil_mode) ->
            QuantizeLinear -> DequantizeLinear, with the same parameters (max is exact in int8)
+  avgpool  the same with AveragePool (count_include_pad, ceil_mode) or GlobalAveragePool and new
+           output parameters: Tessel's integer average (runtime/cpu/kernels.cc: the sum of
+           q - z_x over the window, scaled in double, rounded half to even); "near_tie" lists
+           exact ties only
   fconv    a float Conv + Relu (Tessel quantises it): only the accelerator-vs-CPU comparison is
            bit-exact; expected_f is the float result (numpy, float64 accumulation) and
-           params.conv_rms the RMS of the convolution before the Relu (the signal the
-           quantisation error is measured against).
+           params.signal_rms the RMS over outputs of sum |w * x| + |b| (the magnitude that
+           quantisation errors scale with; the output itself may be a small difference of large
+           terms, or zero after the Relu).
+  fdense   a float Gemm (transB, bias) that Tessel quantises, checked as fconv.
 
 The input is chosen on the quantisation grid (x = s_x * (q - z_x), s_x a power of two), so that
 QuantizeLinear recovers q exactly and the case tests the layer, not input rounding. The
@@ -163,9 +171,56 @@ def conv_case(rng, pow2):
         acc[:, o] += bias[o]
     m = np.array([float(np.float32(np.float32(sx * np.float32(sws[o if per_channel else 0])) / np.float32(sy)))
                   for o in range(oc)], np.float64).reshape(1, oc, 1, 1)
-    yq, near = requant(acc, np.broadcast_to(m, acc.shape), zy, lo, hi)
+    qdq = rng.random() < 0.5  # QDQ form: DequantizeLinear of weights and bias, float Conv, [Relu]
+    relu = qdq and rng.random() < 0.5
+    yq, near = requant(acc, np.broadcast_to(m, acc.shape), zy, max(zy, lo) if relu else lo, hi)
+    if relu:
+        # Relu in the real domain before QuantizeLinear: q >= z_y, and an element whose product
+        # is negative gives z_y exactly (no rounding boundary matters there).
+        near &= acc >= 0
 
     wdt = TensorProto.INT8
+    if qdq:
+        bscale = [f32(np.float32(sx) * np.float32(v)) for v in sws]
+        inits = [
+            helper.make_tensor("x_scale", TensorProto.FLOAT, [], [sx]),
+            zp_tensor("x_zp", xdt, zx),
+            numpy_helper.from_array(w.astype(np.int8), "w"),
+            helper.make_tensor("w_scale", TensorProto.FLOAT, [len(sws)] if per_channel else [], sws),
+            helper.make_tensor("w_zp", wdt, [oc] if per_channel else [], [0] * (oc if per_channel else 1)),
+            helper.make_tensor("y_scale", TensorProto.FLOAT, [], [sy]),
+            zp_tensor("y_zp", ydt, zy),
+        ]
+        nodes = [
+            helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["xq"], name="quant_x"),
+            helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zp"], ["xd"], name="dequant_x"),
+            helper.make_node("DequantizeLinear", ["w", "w_scale", "w_zp"], ["wd"], name="dequant_w", axis=0),
+        ]
+        conv_ins = ["xd", "wd"]
+        if has_bias:
+            inits.append(numpy_helper.from_array(bias.astype(np.int32), "bias"))
+            inits.append(helper.make_tensor("b_scale", TensorProto.FLOAT, [len(bscale)] if per_channel else [],
+                                            bscale))
+            inits.append(helper.make_tensor("b_zp", TensorProto.INT32, [oc] if per_channel else [],
+                                            [0] * (oc if per_channel else 1)))
+            nodes.append(helper.make_node("DequantizeLinear", ["bias", "b_scale", "b_zp"], ["bd"], name="dequant_b",
+                                          axis=0))
+            conv_ins.append("bd")
+        nodes.append(helper.make_node("Conv", conv_ins, ["c"], name="conv", kernel_shape=[kh, kw], strides=[sh, sw],
+                                      pads=pads, group=g))
+        last = "c"
+        if relu:
+            nodes.append(helper.make_node("Relu", ["c"], ["r"], name="relu"))
+            last = "r"
+        nodes += [
+            helper.make_node("QuantizeLinear", [last, "y_scale", "y_zp"], ["yq"], name="quant_y"),
+            helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zp"], ["y"], name="dequant_y"),
+        ]
+        params = dict(form="qdq", relu=bool(relu), n=n, ic=ic, oc=oc, ih=ih, iw=iw, kh=kh, kw=kw, stride=[sh, sw],
+                      pads=pads, groups=g, groups_kind=str(groups_kind), x_zp=zx, y_zp=zy, x_scale=sx, w_scale=sws,
+                      y_scale=sy, per_channel=per_channel, bias=has_bias,
+                      dtype="uint8" if xdt == TensorProto.UINT8 else "int8")
+        return nodes, inits, x, (n, ic, ih, iw), yq, near, sy, zy, ydt, params
     inits = [
         helper.make_tensor("x_scale", TensorProto.FLOAT, [], [sx]),
         zp_tensor("x_zp", xdt, zx),
@@ -185,8 +240,8 @@ def conv_case(rng, pow2):
                          pads=pads, group=g),
         helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zp"], ["y"], name="dequant_y"),
     ]
-    params = dict(n=n, ic=ic, oc=oc, ih=ih, iw=iw, kh=kh, kw=kw, stride=[sh, sw], pads=pads, groups=g,
-                  groups_kind=str(groups_kind), x_zp=zx, y_zp=zy, x_scale=sx, w_scale=sws, y_scale=sy,
+    params = dict(form="qlinear", n=n, ic=ic, oc=oc, ih=ih, iw=iw, kh=kh, kw=kw, stride=[sh, sw], pads=pads,
+                  groups=g, groups_kind=str(groups_kind), x_zp=zx, y_zp=zy, x_scale=sx, w_scale=sws, y_scale=sy,
                   per_channel=per_channel, bias=has_bias, dtype="uint8" if xdt == TensorProto.UINT8 else "int8")
     return nodes, inits, x, (n, ic, ih, iw), yq, near, sy, zy, ydt, params
 
@@ -265,6 +320,66 @@ def maxpool_case(rng):
     return nodes, inits, x, (n, c, ih, iw), yq, np.zeros(yq.shape, bool), sx, zx, xdt, params
 
 
+def avgpool_case(rng):
+    """QDQ AveragePool / GlobalAveragePool. Tessel's integer semantics (runtime/cpu/kernels.cc):
+    y = sat(rhe(s_x * sum(q - z_x) / divisor / s_y) + z_y) in double; divisor = the window's
+    size clipped to the input (count_include_pad 0) or to the padded input (1)."""
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    ih, iw = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+    glob = rng.random() < 0.3
+    if glob:
+        kh, kw, sh, sw, pads, ceil, cip = ih, iw, 1, 1, [0, 0, 0, 0], 0, 0
+    else:
+        kh, kw = int(rng.integers(1, min(ih, 4) + 1)), int(rng.integers(1, min(iw, 4) + 1))
+        pads = [int(rng.integers(0, kh)), int(rng.integers(0, kw)), int(rng.integers(0, kh)),
+                int(rng.integers(0, kw))]
+        sh = min(int(rng.integers(1, 4)), ih + pads[0] + pads[2])
+        sw = min(int(rng.integers(1, 4)), iw + pads[1] + pads[3])
+        ceil = int(rng.random() < 0.4)
+        cip = int(rng.random() < 0.5)
+    oh = window_out(ih, kh, sh, pads[0], pads[2], ceil)
+    ow = window_out(iw, kw, sw, pads[1], pads[3], ceil)
+    xdt, lo, hi = qtypes(rng)
+    zx, zy = int(rng.integers(lo, hi + 1)), int(rng.integers(lo, hi + 1))
+    sx = f32(2.0 ** -int(rng.integers(2, 7)))
+    sy = rand_scale(rng, rng.random() < 0.5)
+    xq = rng.integers(lo, hi + 1, size=(n, c, ih, iw)).astype(np.int64)
+    x = (np.float32(sx) * (xq - zx).astype(np.float32)).astype(np.float32)
+    yq = np.zeros((n, c, oh, ow), np.int64)
+    near = np.zeros((n, c, oh, ow), bool)
+    for oy in range(oh):
+        for ox in range(ow):
+            y0, x0 = oy * sh - pads[0], ox * sw - pads[1]
+            ys, xs, ye, xe = max(y0, 0), max(x0, 0), min(y0 + kh, ih), min(x0 + kw, iw)
+            total = (xq[:, :, ys:ye, xs:xe] - zx).sum(axis=(2, 3))
+            if cip:
+                div = (min(y0 + kh, ih + pads[2]) - y0) * (min(x0 + kw, iw + pads[3]) - x0)
+            else:
+                div = (ye - ys) * (xe - xs)
+            v = float(sx) * total.astype(np.float64) / float(div) / float(sy)
+            r = np.rint(v)  # round half to even
+            near[:, :, oy, ox] = np.abs(np.abs(v - np.floor(v)) - 0.5) < 1e-9
+            yq[:, :, oy, ox] = np.clip(r + zy, lo, hi)
+    inits = [helper.make_tensor("x_scale", TensorProto.FLOAT, [], [sx]), zp_tensor("x_zp", xdt, zx),
+             helper.make_tensor("y_scale", TensorProto.FLOAT, [], [sy]), zp_tensor("y_zp", xdt, zy)]
+    if glob:
+        pool = helper.make_node("GlobalAveragePool", ["xd"], ["p"], name="pool")
+    else:
+        pool = helper.make_node("AveragePool", ["xd"], ["p"], name="pool", kernel_shape=[kh, kw], strides=[sh, sw],
+                                pads=pads, ceil_mode=ceil, count_include_pad=cip)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["xq"], name="quant_x"),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zp"], ["xd"], name="dequant_x"),
+        pool,
+        helper.make_node("QuantizeLinear", ["p", "y_scale", "y_zp"], ["pq"], name="quant_p"),
+        helper.make_node("DequantizeLinear", ["pq", "y_scale", "y_zp"], ["y"], name="dequant_y"),
+    ]
+    params = dict(n=n, c=c, ih=ih, iw=iw, kh=kh, kw=kw, stride=[sh, sw], pads=pads, ceil_mode=ceil,
+                  count_include_pad=cip, global_pool=bool(glob), x_zp=zx, y_zp=zy, x_scale=sx, y_scale=sy,
+                  dtype="uint8" if xdt == TensorProto.UINT8 else "int8")
+    return nodes, inits, x, (n, c, ih, iw), yq, near, sy, zy, xdt, params
+
+
 def fconv_case(rng):
     g = 1 if rng.random() < 0.6 else None
     ic = int(rng.integers(1, 17))
@@ -287,16 +402,19 @@ def fconv_case(rng):
     d = np.zeros((n, ic, ih + pads[0] + pads[2], iw + pads[1] + pads[3]), np.float64)
     d[:, :, pads[0]:pads[0] + ih, pads[1]:pads[1] + iw] = x
     y = np.zeros((n, oc, oh, ow), np.float64)
+    mag = np.zeros((n, oc, oh, ow), np.float64)  # sum of |w * x| + |b|: what quantisation errors scale with
     ocg = oc // g
     for o in range(oc):
         gi = o // ocg
         for c in range(icg):
             for ky in range(kh):
                 for kx in range(kw):
-                    y[:, o] += float(w[o, c, ky, kx]) * d[:, gi * icg + c, ky:ky + (oh - 1) * sh + 1:sh,
-                                                         kx:kx + (ow - 1) * sw + 1:sw]
+                    patch = d[:, gi * icg + c, ky:ky + (oh - 1) * sh + 1:sh, kx:kx + (ow - 1) * sw + 1:sw]
+                    y[:, o] += float(w[o, c, ky, kx]) * patch
+                    mag[:, o] += abs(float(w[o, c, ky, kx])) * np.abs(patch)
         y[:, o] += float(b[o])
-    params_rms = float(np.sqrt(np.mean(y * y)))  # of the convolution, before the Relu
+        mag[:, o] += abs(float(b[o]))
+    params_rms = float(np.sqrt(np.mean(mag * mag)))
     y = np.maximum(y, 0.0)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
     nodes = [
@@ -305,31 +423,51 @@ def fconv_case(rng):
         helper.make_node("Relu", ["c"], ["y"], name="relu"),
     ]
     params = dict(n=n, ic=ic, oc=oc, ih=ih, iw=iw, kh=kh, kw=kw, stride=[sh, sw], pads=pads, groups=g,
-                  conv_rms=params_rms)
+                  signal_rms=params_rms)
     return nodes, inits, x, (n, ic, ih, iw), y.astype(np.float32), params
+
+
+def case_exact(kind, pow2):
+    return pow2 or kind == "maxpool"
+
+
+def fdense_case(rng):
+    """A float Gemm (transB = 1, bias) that Tessel quantises and offloads as a dense layer."""
+    mrows, k, ncols = int(rng.integers(1, 5)), int(rng.integers(1, 80)), int(rng.integers(1, 40))
+    w = (rng.standard_normal((ncols, k)) / np.sqrt(k)).astype(np.float32)
+    b = (0.1 * rng.standard_normal(ncols)).astype(np.float32)
+    x = rng.uniform(-2, 2, size=(mrows, k)).astype(np.float32)
+    y = x.astype(np.float64) @ w.astype(np.float64).T + b.astype(np.float64)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="gemm", transB=1)]
+    mag = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64)).T + np.abs(b.astype(np.float64))
+    params = dict(m=mrows, k=k, n=ncols, signal_rms=float(np.sqrt(np.mean(mag * mag))))
+    return nodes, inits, x, (mrows, k), y.astype(np.float32), params
 
 
 def make_case(seed):
     rng = np.random.default_rng(seed)
-    kind = ["conv", "conv", "conv", "dense", "maxpool", "fconv"][int(rng.integers(0, 6))]
+    kind = ["conv", "conv", "conv", "dense", "maxpool", "avgpool", "fconv", "fdense"][int(rng.integers(0, 8))]
     case = {"kind": kind, "seed": int(seed)}
-    if kind == "fconv":
-        nodes, inits, x, xshape, yf, params = fconv_case(rng)
+    if kind in ("fconv", "fdense"):
+        nodes, inits, x, xshape, yf, params = fconv_case(rng) if kind == "fconv" else fdense_case(rng)
         case.update(float_model=True, exact=False, expected_f=[float(v) for v in yf.ravel()],
                     output_shape=list(yf.shape))
     else:
-        pow2 = kind != "maxpool" and bool(rng.random() < 0.5)
+        pow2 = kind in ("conv", "dense") and bool(rng.random() < 0.5)
         if kind == "conv":
             out = conv_case(rng, pow2)
         elif kind == "dense":
             out = dense_case(rng, pow2)
+        elif kind == "avgpool":
+            out = avgpool_case(rng)
         else:
             out = maxpool_case(rng)
         nodes, inits, x, xshape, yq, near, sy, zy, ydt, params = out
         case.update(float_model=False, exact=bool(pow2 or kind == "maxpool"), out_scale=sy, out_zero_point=zy,
                     out_dtype="uint8" if ydt == TensorProto.UINT8 else "int8",
                     expected_q=[int(v) for v in yq.ravel()],
-                    near_tie=[int(i) for i in np.flatnonzero(near.ravel())] if not pow2 else [],
+                    near_tie=[int(i) for i in np.flatnonzero(near.ravel())] if not case_exact(kind, pow2) else [],
                     output_shape=list(yq.shape))
     case["params"] = params
     case["input_shape"] = list(xshape)

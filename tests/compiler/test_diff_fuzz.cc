@@ -11,8 +11,8 @@
 //      integer accumulation, one rounding half up) exactly; where the scales are not powers of
 //      two, an element whose exact product lies within 1/16 of a rounding boundary may differ by
 //      one (requant.h's documented fixed-point accuracy), no other;
-//  (c) float models: the rms error against numpy's float64 result at least 20 dB below the rms
-//      of the convolution (before the Relu).
+//  (c) float models (Conv+Relu, Gemm): the rms error against numpy's float64 result at least
+//      20 dB below the layer's magnitude (rms of sum |w x| + |b|).
 // The cases directory is TESSEL_DIFF_FUZZ_DIR (environment) or the one the CTest fixture writes
 // (1000 cases, fixed seed); a larger budget: diff_fuzz_cases.py DIR --cases N --seed S, then this
 // test with TESSEL_DIFF_FUZZ_DIR=DIR.
@@ -102,16 +102,17 @@ Outcome check_case(const std::string& dir, const std::string& stem) {
   if (c.at("float_model").get<bool>()) {
     const auto want = c.at("expected_f").get<std::vector<float>>();
     if (want.size() != accel.size()) return fail(fmt::format("{} outputs, numpy {}", accel.size(), want.size()));
-    // The error is measured against the convolution's signal (its RMS before the Relu): a Relu
-    // output that is mostly zero would make an output-relative SNR meaningless.
-    const double signal = c.at("params").at("conv_rms").get<double>();
+    // The error is measured against the layer's magnitude (rms of sum |w x| + |b|, which
+    // quantisation errors scale with): an output that is mostly zero after the Relu, or a small
+    // difference of large terms, would make an output-relative SNR meaningless.
+    const double signal = c.at("params").at("signal_rms").get<double>();
     double n = 0;
     for (size_t i = 0; i < want.size(); ++i) n += double(accel[i] - want[i]) * (accel[i] - want[i]);
     const double rms_err = std::sqrt(n / static_cast<double>(want.size()));
     const double snr = rms_err == 0 ? INFINITY : 20 * std::log10(signal / rms_err);
     if (signal > 0 && snr < 20.0)
-      return fail(fmt::format("error {:.4g} rms against numpy's float result, {:.1f} dB below the convolution's "
-                              "rms {:.4g}",
+      return fail(fmt::format("error {:.4g} rms against numpy's float result, only {:.1f} dB below the layer's "
+                              "magnitude {:.4g} (rms of sum |w x| + |b|)",
                               rms_err, snr, signal));
     return out;
   }
