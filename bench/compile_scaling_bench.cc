@@ -99,7 +99,7 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
 int run_main(int argc, char** argv) {
   CLI::App app{"compile time per stage against graph node count, on generated chain models"};
   std::string sizes_text = "1000,10000,100000";
-  std::string models_text = "relu,conv_relu,add_diamond,qdq_relu,mixed";
+  std::string models_text = "relu,conv_relu,add_diamond,qdq_relu,mixed,qdq_pool";
   std::string json_path;
   int repeats = 1;
   bool no_offload = false;

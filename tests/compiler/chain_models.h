@@ -29,9 +29,11 @@ namespace tessel::compiler::testing {
 ///  - kMixed: (Conv 1x1 -> Add of a per-channel constant -> BatchNormalization -> Identity ->
 ///    Relu -> MaxPool 1x1), repeated (6 nodes each): exercises fuse_bias, fold_batchnorm and the
 ///    Identity forwarding of constant_folding on long chains.
-enum class ChainKind { kRelu, kConvRelu, kAddDiamond, kQdqRelu, kMixed };
+///  - kQdqPool: QuantizeLinear -> MaxPool 1x1 on the int8 tensor (`nodes` - 2 of them) ->
+///    DequantizeLinear: qdq_import moves the quantisation down the whole chain.
+enum class ChainKind { kRelu, kConvRelu, kAddDiamond, kQdqRelu, kMixed, kQdqPool };
 
-/// "relu", "conv_relu", "add_diamond", "qdq_relu", "mixed".
+/// "relu", "conv_relu", "add_diamond", "qdq_relu", "mixed", "qdq_pool".
 inline const char* chain_kind_name(ChainKind k) {
   switch (k) {
     case ChainKind::kRelu: return "relu";
@@ -39,20 +41,22 @@ inline const char* chain_kind_name(ChainKind k) {
     case ChainKind::kAddDiamond: return "add_diamond";
     case ChainKind::kQdqRelu: return "qdq_relu";
     case ChainKind::kMixed: return "mixed";
+    case ChainKind::kQdqPool: return "qdq_pool";
   }
   return "?";
 }
 
 /// All kinds, in the order above.
 inline std::vector<ChainKind> all_chain_kinds() {
-  return {ChainKind::kRelu, ChainKind::kConvRelu, ChainKind::kAddDiamond, ChainKind::kQdqRelu, ChainKind::kMixed};
+  return {ChainKind::kRelu,    ChainKind::kConvRelu, ChainKind::kAddDiamond,
+          ChainKind::kQdqRelu, ChainKind::kMixed,    ChainKind::kQdqPool};
 }
 
 /// Parses a name of chain_kind_name(); throws UserError naming `name` and the valid names.
 inline ChainKind parse_chain_kind(const std::string& name) {
   for (ChainKind k : all_chain_kinds())
     if (name == chain_kind_name(k)) return k;
-  throw_user_error("unknown chain model '{}': expected relu, conv_relu, add_diamond, qdq_relu or mixed", name);
+  throw_user_error("unknown chain model '{}': expected relu, conv_relu, add_diamond, qdq_relu, mixed or qdq_pool", name);
 }
 
 /// Input shape of every chain model.
@@ -197,6 +201,19 @@ inline std::string chain_model(ChainKind kind, int64_t nodes) {
         chain_detail::Builder::ints(pool, "kernel_shape", {1, 1});
         x = next("p", i);
       }
+      break;
+    case ChainKind::kQdqPool:
+      b.init_scalar("scale", onnx::TensorProto_DataType_FLOAT, 0, 1.0f / 32.0f);
+      b.init_scalar("zp", onnx::TensorProto_DataType_INT8, 3, 0.0f);
+      b.node("QuantizeLinear", "q", {x, "scale", "zp"}, "q0");
+      x = "q0";
+      for (int64_t i = 0; i < std::max<int64_t>(1, nodes - 2); ++i) {
+        auto* pool = b.node("MaxPool", next("pool", i), {x}, next("q", i + 1));
+        chain_detail::Builder::ints(pool, "kernel_shape", {1, 1});
+        x = next("q", i + 1);
+      }
+      b.node("DequantizeLinear", "dq", {x, "scale", "zp"}, "y");
+      x = "y";
       break;
   }
   b.g->add_output()->set_name(x);
