@@ -31,7 +31,11 @@ int8_t sat8(double v) { return static_cast<int8_t>(std::min(127.0, std::max(-128
 /// Power-of-two scale covering max |x| in int8: 2^ceil(log2(max / 127)); 1 for max = 0.
 float pow2_scale(float max_abs) {
   if (!(max_abs > 0.0f) || !std::isfinite(max_abs)) return 1.0f;
-  return std::ldexp(1.0f, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0))));
+  // At least 2^-126, the smallest normal float32 power of two (as the weight scales' floor in
+  // integerize): a tensor whose values are all denormal (|x| < 127 * 2^-149, e.g. activations that
+  // decayed through a long chain) would otherwise get the scale 2^-150 or less, which is 0 in
+  // float32; at 2^-126 they quantise to 0.
+  return std::ldexp(1.0f, std::max(-126, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0)))));
 }
 
 class Integerizer {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -17,7 +18,11 @@ using ir::Node;
 
 float pow2_scale(float max_abs) {
   if (!(max_abs > 0.0f) || !std::isfinite(max_abs)) return 1.0f;
-  return std::ldexp(1.0f, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0))));
+  // At least 2^-126, the smallest normal float32 power of two (as the weight scales' floor in
+  // integerize): a tensor whose values are all denormal (|x| < 127 * 2^-149, e.g. activations that
+  // decayed through a long chain) would otherwise get the scale 2^-150 or less, which is 0 in
+  // float32; at 2^-126 they quantise to 0.
+  return std::ldexp(1.0f, std::max(-126, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0)))));
 }
 
 bool quantisable_consumer(const Node& n) {
