@@ -99,7 +99,8 @@ struct Graph {
   /// Amortised O(1) per call (plus the suffixes skipped). Deterministic: depends only on the
   /// sequence of graph edits.
   std::string unique_name(const std::string& base);
-  /// True if some value is named `name`. Amortised O(1).
+  /// True if some value is named `name`. Amortised O(1). Brings the name index up to date, so
+  /// it is not safe to call from two threads on one graph even though it is const.
   bool name_used(const std::string& name) const;
   /// Renames value `v` to `name` (which must not name another value: InternalError otherwise),
   /// keeping the name index in sync. Values of a graph must be renamed through this function,
