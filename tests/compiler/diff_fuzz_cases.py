@@ -14,7 +14,8 @@ independent numpy computation gives for it, into OUTDIR:
 Kinds (all int8 or uint8 QLinear/QDQ layers whose semantics are integer):
   conv     QuantizeLinear -> QLinearConv (random shape, kernel, stride, asymmetric pads, groups
            including depthwise and channel multipliers, per-tensor or per-channel weight scales,
-           optional int32 bias) -> DequantizeLinear; or the same layer in QDQ form
+           optional int32 bias; int8 weights, or uint8 with zero point 128) -> DequantizeLinear;
+           or the same layer in QDQ form
            (DequantizeLinear of x, weights and bias -> Conv [-> Relu] -> QuantizeLinear ->
            DequantizeLinear; the Relu is fused into the requantisation's clip)
   dense    QuantizeLinear -> QLinearMatMul ([M, K] x [K, N], per-tensor or per-column scales)
@@ -230,6 +231,14 @@ def conv_case(rng, pow2):
         helper.make_tensor("y_scale", TensorProto.FLOAT, [], [sy]),
         zp_tensor("y_zp", ydt, zy),
     ]
+    if rng.random() < 0.25:
+        # uint8 weights with zero point 128 (the same int8 values after Tessel's -128 shift).
+        inits[2] = numpy_helper.from_array((w + 128).astype(np.uint8), "w")
+        inits[4] = helper.make_tensor("w_zp", TensorProto.UINT8, [oc] if per_channel else [],
+                                      [128] * (oc if per_channel else 1))
+        uint8_weights = True
+    else:
+        uint8_weights = False
     ins = ["xq", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp"]
     if has_bias:
         inits.append(numpy_helper.from_array(bias.astype(np.int32), "bias"))
@@ -241,7 +250,7 @@ def conv_case(rng, pow2):
         helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zp"], ["y"], name="dequant_y"),
     ]
     params = dict(form="qlinear", n=n, ic=ic, oc=oc, ih=ih, iw=iw, kh=kh, kw=kw, stride=[sh, sw], pads=pads,
-                  groups=g, groups_kind=str(groups_kind), x_zp=zx, y_zp=zy, x_scale=sx, w_scale=sws, y_scale=sy,
+                  groups=g, groups_kind=str(groups_kind), uint8_weights=uint8_weights, x_zp=zx, y_zp=zy, x_scale=sx, w_scale=sws, y_scale=sy,
                   per_channel=per_channel, bias=has_bias, dtype="uint8" if xdt == TensorProto.UINT8 else "int8")
     return nodes, inits, x, (n, ic, ih, iw), yq, near, sy, zy, ydt, params
 
