@@ -39,11 +39,12 @@ std::vector<std::string> pass_names() {
   return names;
 }
 
-CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts) {
-  opts.config.validate();
-  if (opts.batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", opts.batch);
-  std::vector<frontend::DeclaredInput> declared;
-  ir::Graph g = frontend::import_onnx_file(onnx_path, opts.batch, &declared);
+namespace {
+
+/// The graph passes and lowering of compile_onnx / compile_onnx_bytes on the imported `g`;
+/// `import_ms` is the import's wall time (the first entry of pass_timings).
+CompileResult compile_graph(ir::Graph g, const std::vector<frontend::DeclaredInput>& declared,
+                            const std::string& onnx_path, double import_ms, const CompileOptions& opts) {
   if (opts.batch != 1 &&
       std::none_of(declared.begin(), declared.end(), [](const auto& d) { return d.has_symbolic_dim(); })) {
     std::string inputs;
@@ -66,6 +67,7 @@ CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& o
   }
 
   CompileResult result;
+  result.pass_timings.push_back({"import", import_ms});
   std::vector<passes::PassTime> times;
   std::vector<std::string> later = {"lower"};
   for (const auto& n : driver::accel_pass_names()) later.push_back(n);
@@ -80,6 +82,32 @@ CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& o
     result.ir_dump += "; after lower\n" + driver::dump_executable(result.exe);
   result.quantized_by_tessel = ctx.quantized_by_tessel;
   return result;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts) {
+  opts.config.validate();
+  if (opts.batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", opts.batch);
+  std::vector<frontend::DeclaredInput> declared;
+  const auto t0 = std::chrono::steady_clock::now();
+  ir::Graph g = frontend::import_onnx_file(onnx_path, opts.batch, &declared);
+  const double import_ms = ms_since(t0);
+  return compile_graph(std::move(g), declared, onnx_path, import_ms, opts);
+}
+
+CompileResult compile_onnx_bytes(const std::string& bytes, const std::string& what, const CompileOptions& opts) {
+  opts.config.validate();
+  if (opts.batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", opts.batch);
+  std::vector<frontend::DeclaredInput> declared;
+  const auto t0 = std::chrono::steady_clock::now();
+  ir::Graph g = frontend::import_onnx_bytes(bytes, what, opts.batch, &declared);
+  const double import_ms = ms_since(t0);
+  return compile_graph(std::move(g), declared, what, import_ms, opts);
 }
 
 }  // namespace tessel::compiler

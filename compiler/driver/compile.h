@@ -43,7 +43,8 @@ struct LayerInfo {
   std::string schedule;             ///< chosen schedule (offloaded layers)
 };
 
-/// Wall time of one compiler pass (milliseconds), in pipeline order.
+/// Wall time of one compiler stage (milliseconds), in order: "import" (ONNX to graph IR), the
+/// graph passes of passes::graph_pipeline(), "lower".
 struct PassTiming {
   std::string pass;
   double ms = 0;
@@ -65,6 +66,11 @@ struct CompileResult {
 /// IoError if the file cannot be read. Deterministic: the same inputs give a byte-identical
 /// Executable::serialize().
 CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& opts);
+
+/// Same as compile_onnx for the serialised bytes of a ModelProto held in memory; `what` names the
+/// model in messages (and, as for a file's path, in the batch error). Throws as compile_onnx
+/// (no IoError: nothing is read).
+CompileResult compile_onnx_bytes(const std::string& bytes, const std::string& what, const CompileOptions& opts);
 
 /// Names of the graph passes and loop-IR passes in pipeline order (for --dump-ir).
 std::vector<std::string> pass_names();

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 #include "support/checked.h"
 #include "support/error.h"
@@ -66,27 +67,55 @@ std::vector<uint8_t> to_bytes(const std::vector<int32_t>& v) { return raw_bytes(
 std::vector<uint8_t> to_bytes(const std::vector<int8_t>& v) { return raw_bytes(v); }
 std::vector<uint8_t> to_bytes(const std::vector<int64_t>& v) { return raw_bytes(v); }
 
-std::string Graph::unique_name(const std::string& base) const {
-  std::set<std::string> used;
-  for (const Value& v : values) used.insert(v.name);
-  if (!used.count(base)) return base;
-  for (int i = 1;; ++i) {
-    std::string n = fmt::format("{}_{}", base, i);
-    if (!used.count(n)) return n;
+void Graph::sync_names() const {
+  if (indexed_ > values.size()) {
+    name_index_.clear();
+    indexed_ = 0;
+  }
+  for (; indexed_ < values.size(); ++indexed_) name_index_.emplace(values[indexed_].name, static_cast<int>(indexed_));
+}
+
+bool Graph::name_used(const std::string& name) const {
+  sync_names();
+  const auto it = name_index_.find(name);
+  if (it == name_index_.end()) return false;
+  const int id = it->second;
+  if (values[id].name == name) return true;
+  // A stale entry (the vector was edited in place): rebuild once and look again.
+  name_index_.clear();
+  indexed_ = 0;
+  sync_names();
+  const auto again = name_index_.find(name);
+  return again != name_index_.end() && values[again->second].name == name;
+}
+
+std::string Graph::unique_name(const std::string& base) {
+  if (!name_used(base)) return base;
+  int& next = next_suffix_.try_emplace(base, 1).first->second;
+  for (;; ++next) {
+    std::string n = fmt::format("{}_{}", base, next);
+    if (!name_used(n)) {
+      ++next;
+      return n;
+    }
   }
 }
 
+void Graph::rename_value(int v, const std::string& name) {
+  TESSEL_CHECK(v >= 0 && static_cast<size_t>(v) < values.size(), "rename of value {} of {}", v, values.size());
+  if (values[v].name == name) return;
+  TESSEL_CHECK(!name_used(name), "rename of value '{}' to '{}', which names another value", values[v].name, name);
+  sync_names();
+  if (const auto it = name_index_.find(values[v].name); it != name_index_.end() && it->second == v)
+    name_index_.erase(it);
+  values[v].name = name;
+  name_index_[name] = v;
+}
+
 int Graph::add_value(Value v) {
-  // Fast path: most names are fresh; a linear scan keeps the code simple and deterministic.
-  bool taken = false;
-  for (const Value& x : values) {
-    if (x.name == v.name) {
-      taken = true;
-      break;
-    }
-  }
-  if (taken) v.name = unique_name(v.name);
+  if (name_used(v.name)) v.name = unique_name(v.name);
   values.push_back(std::move(v));
+  sync_names();
   return static_cast<int>(values.size()) - 1;
 }
 
@@ -147,6 +176,42 @@ std::vector<int> Graph::producers() const {
 
 bool Graph::is_output(int v) const {
   return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+}
+
+void Graph::replace_uses(const std::vector<int>& to) {
+  // Chains are resolved once per value (memoised in `target`), so a chain of length k costs
+  // O(k) in all, however many nodes read its values.
+  constexpr int kUnresolved = -1, kOnPath = -2;
+  std::vector<int> target(to.size(), kUnresolved);
+  std::vector<int> path;
+  auto replaced = [&](int v) { return v >= 0 && static_cast<size_t>(v) < to.size() && to[v] >= 0; };
+  auto resolve = [&](int v) {
+    path.clear();
+    int cur = v;
+    while (replaced(cur)) {
+      if (target[cur] >= 0) {
+        cur = target[cur];
+        break;
+      }
+      if (target[cur] == kOnPath)
+        throw_internal_error("replace_uses: the replacements of value '{}' form a cycle", values[v].name);
+      target[cur] = kOnPath;
+      path.push_back(cur);
+      cur = to[cur];
+    }
+    for (int p : path) target[p] = cur;
+    return cur;
+  };
+  for (Node& n : nodes)
+    for (int& in : n.inputs) in = resolve(in);
+  for (int& o : outputs) o = resolve(o);
+}
+
+std::vector<char> Graph::input_mask() const {
+  std::vector<char> m(values.size(), 0);
+  for (int i : inputs)
+    if (i >= 0 && static_cast<size_t>(i) < m.size()) m[i] = 1;
+  return m;
 }
 
 void Graph::replace_uses(int from, int to) {
@@ -229,10 +294,14 @@ void Graph::remove_dead() {
   for (int& o : outputs) o = remap[o];
   values = std::move(kept);
   nodes = std::move(kept_nodes);
+  name_index_.clear();
+  indexed_ = 0;
+  next_suffix_.clear();
 }
 
 void Graph::topo_sort() {
   const std::vector<int> prod = producers();
+  const std::vector<char> is_input = input_mask();
   std::vector<int> indeg(nodes.size(), 0);
   std::vector<std::vector<int>> succ(nodes.size());
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -241,7 +310,7 @@ void Graph::topo_sort() {
       const int p = prod[in];
       if (p < 0) {
         const Value& v = values[in];
-        const bool defined = v.is_const || std::find(inputs.begin(), inputs.end(), in) != inputs.end();
+        const bool defined = v.is_const || is_input[in];
         if (!defined)
           throw_user_error("{}: input '{}' is not produced by any node, initializer or graph input",
                            describe(nodes[k]), v.name);

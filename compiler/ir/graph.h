@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/executable.h"
@@ -80,7 +81,8 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<int> inputs, outputs;  ///< graph inputs / outputs (value ids)
 
-  /// Adds a value; returns its id. If `v.name` is taken, a suffix "_1", "_2", ... is added.
+  /// Adds a value; returns its id. If `v.name` is taken, a suffix "_1", "_2", ... is added
+  /// (unique_name). Amortised O(1) (a hash index of the names, see below).
   int add_value(Value v);
   /// Adds a constant of `dtype` and `shape` with raw little-endian `bytes`; returns its id.
   /// Throws InternalError if the byte count does not match the shape.
@@ -91,8 +93,19 @@ struct Graph {
   int add_const_i64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& v);
   int add_const_i32(const std::string& name, std::vector<int64_t> shape, const std::vector<int32_t>& v);
   int add_const_i8(const std::string& name, std::vector<int64_t> shape, const std::vector<int8_t>& v);
-  /// Returns a name not used by any value, derived from `base`.
-  std::string unique_name(const std::string& base) const;
+  /// Returns a name not used by any value: `base` itself if free, else `base` + "_k" for the
+  /// smallest k >= 1 that is free and not yet tried for `base` since the last remove_dead()
+  /// (a per-base counter, so that k names derived from one base cost O(k), not O(k^2)).
+  /// Amortised O(1) per call (plus the suffixes skipped). Deterministic: depends only on the
+  /// sequence of graph edits.
+  std::string unique_name(const std::string& base);
+  /// True if some value is named `name`. Amortised O(1). Brings the name index up to date, so
+  /// it is not safe to call from two threads on one graph even though it is const.
+  bool name_used(const std::string& name) const;
+  /// Renames value `v` to `name` (which must not name another value: InternalError otherwise),
+  /// keeping the name index in sync. Values of a graph must be renamed through this function,
+  /// not by assigning Value::name (the index would miss the new name).
+  void rename_value(int v, const std::string& name);
 
   /// Index of the node producing value `v`, or -1 (graph input or constant). O(nodes).
   int producer(int v) const;
@@ -102,8 +115,16 @@ struct Graph {
   std::vector<int> producers() const;
   /// True if `v` is a graph output.
   bool is_output(int v) const;
-  /// Replaces every use of value `from` (node inputs and graph outputs) by `to`.
+  /// Replaces every use of value `from` (node inputs and graph outputs) by `to`. O(nodes):
+  /// a pass replacing many values uses the map form below once instead.
   void replace_uses(int from, int to);
+  /// Replaces, in one walk over the nodes and outputs, every use of each value v with
+  /// `to[v]` >= 0 by `to[v]`, following chains (v -> to[v] -> to[to[v]] ... to the first value
+  /// not replaced). `to` has one entry per value or fewer (missing entries: not replaced).
+  /// Throws InternalError if the replacements form a cycle. O(nodes + inputs + values).
+  void replace_uses(const std::vector<int>& to);
+  /// For every value, true if it is a graph input.
+  std::vector<char> input_mask() const;
 
   /// Constant contents converted to float (any dtype); throws InternalError if `v` is not
   /// constant.
@@ -112,9 +133,11 @@ struct Graph {
   std::vector<int64_t> const_i64(int v) const;
 
   /// Removes nodes none of whose outputs are used (transitively) and values no node, input or
-  /// output references; renumbers ids. Graph inputs are kept even when unused.
+  /// output references; renumbers ids. Graph inputs are kept even when unused. O(nodes + values)
+  /// (the name index is rebuilt, the unique_name counters restart).
   void remove_dead();
-  /// Stable topological sort of `nodes` (keeps the current order where dependencies allow).
+  /// Stable topological sort of `nodes` (keeps the current order where dependencies allow):
+  /// Kahn's algorithm with a min-heap of ready node indices, O(E log N).
   /// Throws UserError naming a node when the graph has a cycle or reads an undefined value.
   void topo_sort();
 
@@ -125,6 +148,16 @@ struct Graph {
   std::string dump() const;
   /// The type of one value as printed by dump(), e.g. "i8[1,8,28,28] q(0.5,-3)".
   std::string type_string(int v) const;
+
+ private:
+  /// Brings name_index_ up to date with `values`: indexes values appended since the last call;
+  /// rebuilds it when `values` shrank (remove_dead, or a caller replacing the vector).
+  void sync_names() const;
+  /// name -> id of the value with that name, for values[0, indexed_).
+  mutable std::unordered_map<std::string, int> name_index_;
+  mutable size_t indexed_ = 0;
+  /// base -> next suffix unique_name tries for it.
+  std::unordered_map<std::string, int> next_suffix_;
 };
 
 /// Reads an attribute with a default (ints, floats, strings, int lists).

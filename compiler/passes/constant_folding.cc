@@ -98,35 +98,43 @@ void constant_folding(ir::Graph& g, PassContext&) {
   g.nodes = std::move(kept);
 
   // Identity: forward its input to the consumers. When the output is a graph output, the input
-  // takes over the output's name (so graph outputs keep their ONNX names).
+  // takes over the output's name (so graph outputs keep their ONNX names). The forwarding is
+  // recorded in `forward` and applied to all nodes and outputs in one walk at the end; while
+  // walking, a node's current input is its recorded input resolved through `forward`, and
+  // `output_uses` counts the graph outputs currently reading each value.
+  std::vector<int> forward(g.values.size(), -1);
+  auto current = [&](int v) {
+    while (v >= 0 && forward[v] >= 0) v = forward[v];
+    return v;
+  };
+  std::vector<int> output_uses(g.values.size(), 0);
+  for (int o : g.outputs) ++output_uses[o];
+  const std::vector<char> is_input = g.input_mask();
   std::vector<ir::Node> no_identity;
   for (ir::Node& n : g.nodes) {
     if (n.op != "Identity" || n.is_tessel()) {
       no_identity.push_back(std::move(n));
       continue;
     }
-    const int in = n.inputs[0], out = n.outputs[0];
-    const bool in_is_io = g.is_output(in) || std::find(g.inputs.begin(), g.inputs.end(), in) != g.inputs.end() ||
-                          g.values[in].is_const;
-    if (g.is_output(out) && in_is_io) {
+    const int in = current(n.inputs[0]), out = n.outputs[0];
+    n.inputs[0] = in;
+    const bool in_is_io = output_uses[in] > 0 || is_input[in] || g.values[in].is_const;
+    if (output_uses[out] > 0 && in_is_io) {
       no_identity.push_back(std::move(n));  // both names are visible: keep the copy
       continue;
     }
-    if (g.is_output(out)) {
+    if (output_uses[out] > 0) {
       const std::string name = g.values[out].name;
-      g.values[out].name = g.unique_name(name + "_identity");
-      g.values[in].name = name;
+      g.rename_value(out, g.unique_name(name + "_identity"));
+      g.rename_value(in, name);
     }
-    for (ir::Node& m : g.nodes)
-      for (int& x : m.inputs)
-        if (x == out) x = in;
-    for (ir::Node& m : no_identity)
-      for (int& x : m.inputs)
-        if (x == out) x = in;
-    for (int& o : g.outputs)
-      if (o == out) o = in;
+    if (forward.size() < g.values.size()) forward.resize(g.values.size(), -1);
+    forward[out] = in;
+    output_uses[in] += output_uses[out];
+    output_uses[out] = 0;
   }
   g.nodes = std::move(no_identity);
+  g.replace_uses(forward);
   g.remove_dead();
 }
 

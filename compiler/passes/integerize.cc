@@ -31,7 +31,11 @@ int8_t sat8(double v) { return static_cast<int8_t>(std::min(127.0, std::max(-128
 /// Power-of-two scale covering max |x| in int8: 2^ceil(log2(max / 127)); 1 for max = 0.
 float pow2_scale(float max_abs) {
   if (!(max_abs > 0.0f) || !std::isfinite(max_abs)) return 1.0f;
-  return std::ldexp(1.0f, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0))));
+  // At least 2^-126, the smallest normal float32 power of two (as the weight scales' floor in
+  // integerize): a tensor whose values are all denormal (|x| < 127 * 2^-149, e.g. activations that
+  // decayed through a long chain) would otherwise get the scale 2^-150 or less, which is 0 in
+  // float32; at 2^-126 they quantise to 0.
+  return std::ldexp(1.0f, std::max(-126, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0)))));
 }
 
 class Integerizer {
@@ -49,8 +53,8 @@ class Integerizer {
       const int f = get_flt(o, nullptr);
       if (f != o) {
         const std::string name = g_.values[o].name;
-        g_.values[o].name = g_.unique_name(name + "_unused");
-        g_.values[f].name = name;
+        g_.rename_value(o, g_.unique_name(name + "_unused"));
+        g_.rename_value(f, name);
         o = f;
       }
     }
@@ -66,6 +70,8 @@ class Integerizer {
   std::map<int, int> flt_;      // original value -> float value
   std::map<int, QConst> qconst_;
   std::map<std::pair<int, std::pair<float, int32_t>>, int> fq_cache_;
+  std::vector<char> fq_known_;                   // find_fq's memo, per original value
+  std::vector<std::optional<QuantInfo>> fq_memo_;
 
   int new_value(const std::string& base, DType d, std::vector<int64_t> shape, std::optional<QuantInfo> q) {
     ir::Value v;
@@ -138,19 +144,43 @@ class Integerizer {
   /// The fake_quant parameters that value `v` reaches, directly or through a chain of sole
   /// consumers that commute with quantisation (Relu, Clip, MaxPool, Reshape, Flatten, Squeeze,
   /// Unsqueeze, Identity): quantising before them gives the same int8 values as after them.
-  std::optional<QuantInfo> find_fq(int v) const {
-    for (int c : consumers_[v]) {
-      const Node& m = (*old_nodes_)[c];
-      if (m.is_tessel() && m.op == kFakeQuant)
-        return QuantInfo::tensor(m.attrs.at("scale").get<float>(), m.attrs.at("zero_point").get<int32_t>());
+  /// Iterative and memoised (fq_known_ / fq_memo_): every value on a chain gets the chain's
+  /// answer, so the walks of a whole graph are O(values), and a long chain does not recurse.
+  std::optional<QuantInfo> find_fq(int v) {
+    if (fq_known_.empty()) {
+      fq_known_.assign(consumers_.size(), 0);
+      fq_memo_.assign(consumers_.size(), std::nullopt);
     }
-    if (consumers_[v].size() == 1 && !g_.is_output(v)) {
-      const Node& m = (*old_nodes_)[consumers_[v][0]];
+    std::vector<int> path;
+    std::optional<QuantInfo> r;
+    for (int cur = v;;) {
+      if (fq_known_[cur]) {
+        r = fq_memo_[cur];
+        break;
+      }
+      path.push_back(cur);
+      bool direct = false;
+      for (int c : consumers_[cur]) {
+        const Node& m = (*old_nodes_)[c];
+        if (m.is_tessel() && m.op == kFakeQuant) {
+          r = QuantInfo::tensor(m.attrs.at("scale").get<float>(), m.attrs.at("zero_point").get<int32_t>());
+          direct = true;
+          break;
+        }
+      }
+      if (direct) break;
+      if (consumers_[cur].size() != 1 || g_.is_output(cur)) break;
+      const Node& m = (*old_nodes_)[consumers_[cur][0]];
       const bool through = m.op == "Relu" || m.op == "Clip" || m.op == "MaxPool" || m.op == "Reshape" ||
                            m.op == "Flatten" || m.op == "Squeeze" || m.op == "Unsqueeze" || m.op == "Identity";
-      if (!m.is_tessel() && through && m.inputs[0] == v) return find_fq(m.outputs[0]);
+      if (m.is_tessel() || !through || m.inputs[0] != cur) break;
+      cur = m.outputs[0];
     }
-    return std::nullopt;
+    for (int p : path) {
+      fq_known_[p] = 1;
+      fq_memo_[p] = r;
+    }
+    return r;
   }
 
   /// Per-tensor int8 representation of an activation or a quantised/float constant operand
@@ -762,26 +792,45 @@ class Integerizer {
 
 }  // namespace
 
-int insert_fake_quant(ir::Graph& g, int x, float scale, int32_t zero_point) {
-  ir::Value v;
-  v.name = g.values[x].name + "_fq";
-  v.dtype = DType::kF32;
-  v.shape = g.values[x].shape;
-  v.shape_known = g.values[x].shape_known;
-  const int y = g.add_value(std::move(v));
+std::vector<int> insert_fake_quants(ir::Graph& g, const std::vector<FakeQuantMark>& marks) {
+  std::vector<int> outs;
+  outs.reserve(marks.size());
+  std::vector<int> redirect(g.values.size(), -1);  // x -> its fake_quant output
+  for (const FakeQuantMark& mark : marks) {
+    const int x = mark.value;
+    TESSEL_CHECK(x >= 0 && static_cast<size_t>(x) < redirect.size() && redirect[x] < 0,
+                 "insert_fake_quants: value {} is not a value of the graph or is marked twice", x);
+    ir::Value v;
+    v.name = g.values[x].name + "_fq";
+    v.dtype = DType::kF32;
+    v.shape = g.values[x].shape;
+    v.shape_known = g.values[x].shape_known;
+    const int y = g.add_value(std::move(v));
+    redirect[x] = y;
+    outs.push_back(y);
+  }
+  // Redirect the readers of every marked value in one walk (the new nodes are not added yet;
+  // graph outputs keep reading x).
   for (Node& m : g.nodes)
     for (int& in : m.inputs)
-      if (in == x) in = y;
-  Node n;
-  n.name = g.values[x].name + "_fake_quant";
-  n.op = kFakeQuant;
-  n.domain = "tessel";
-  n.source_op = "QuantizeLinear+DequantizeLinear";
-  n.inputs = {x};
-  n.outputs = {y};
-  n.attrs = json{{"scale", scale}, {"zero_point", zero_point}};
-  g.nodes.push_back(std::move(n));
-  return y;
+      if (in >= 0 && static_cast<size_t>(in) < redirect.size() && redirect[in] >= 0) in = redirect[in];
+  for (size_t k = 0; k < marks.size(); ++k) {
+    const int x = marks[k].value;
+    Node n;
+    n.name = g.values[x].name + "_fake_quant";
+    n.op = kFakeQuant;
+    n.domain = "tessel";
+    n.source_op = "QuantizeLinear+DequantizeLinear";
+    n.inputs = {x};
+    n.outputs = {outs[k]};
+    n.attrs = json{{"scale", marks[k].scale}, {"zero_point", marks[k].zero_point}};
+    g.nodes.push_back(std::move(n));
+  }
+  return outs;
+}
+
+int insert_fake_quant(ir::Graph& g, int x, float scale, int32_t zero_point) {
+  return insert_fake_quants(g, {{x, scale, zero_point}}).at(0);
 }
 
 void integerize(ir::Graph& g, const IntegerizeOptions& opts) {

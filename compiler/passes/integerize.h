@@ -23,6 +23,9 @@
 // Graph outputs become float (dequantize at the end where needed) and keep their names.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "compiler/ir/graph.h"
 
 namespace tessel::compiler::passes {
@@ -35,6 +38,19 @@ inline constexpr const char* kFakeQuant = "fake_quant";
 /// output (graph outputs keep reading `x`; integerize() makes them float again). Returns the
 /// output value id.
 int insert_fake_quant(ir::Graph& g, int x, float scale, int32_t zero_point);
+
+/// One fake_quant marker to insert: value `value` with (scale, zero_point).
+struct FakeQuantMark {
+  int value = -1;
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+/// insert_fake_quant for many values at once, in one walk over the nodes (O(nodes + values +
+/// marks), where inserting them one by one costs O(nodes) each). Markers are added in `marks`
+/// order; returns their output value ids in that order. Throws InternalError if a value is
+/// marked twice. A marker's reader redirection never reaches another marker's node (each
+/// fake_quant reads its own `x`).
+std::vector<int> insert_fake_quants(ir::Graph& g, const std::vector<FakeQuantMark>& marks);
 
 /// Options of integerize().
 struct IntegerizeOptions {

@@ -49,8 +49,10 @@ void layout_nchwnc(ir::Graph& g, PassContext& ctx) {
   }
   g.nodes = std::move(out);
 
-  // unpack -> pack pairs with the same blocks: the packed tensor feeds the next layer directly.
+  // unpack -> pack pairs with the same blocks: the packed tensor feeds the next layer directly
+  // (all replacements recorded, then applied in one walk).
   const auto producers = g.producers();
+  std::vector<int> forward(g.values.size(), -1);
   for (ir::Node& n : g.nodes) {
     if (!(n.is_tessel() && n.op == "pack_nchwnc")) continue;
     const int p = producers[n.inputs[0]];
@@ -58,8 +60,9 @@ void layout_nchwnc(ir::Graph& g, PassContext& ctx) {
     const ir::Value& packed = g.values[g.nodes[p].inputs[0]];
     const ir::Value& want = g.values[n.outputs[0]];
     if (packed.block_n != want.block_n || packed.block_c != want.block_c) continue;
-    g.replace_uses(n.outputs[0], g.nodes[p].inputs[0]);
+    forward[n.outputs[0]] = g.nodes[p].inputs[0];
   }
+  g.replace_uses(forward);
   g.remove_dead();
 }
 

@@ -126,41 +126,51 @@ bool transparent(const Node& n) {
          op == "Unsqueeze";
 }
 
-/// Step 2: P(Q(v)) -> Q(P(v)) for quantisation-transparent P, until nothing moves.
+/// Step 2: P(Q(v)) -> Q(P(v)) for quantisation-transparent P, until nothing moves. One walk in
+/// node (topological) order: the moved QuantizeLinear is emitted right after P and becomes the
+/// producer of P's old output, so a transparent node further down the chain sees it when the walk
+/// gets there (a chain of k transparent nodes moves the quantisation k times in O(k)).
 void move_quantize_down(ir::Graph& g) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    const auto producers = g.producers();
-    for (size_t k = 0; k < g.nodes.size(); ++k) {
-      Node& p = g.nodes[k];
-      if (!transparent(p)) continue;
-      const int qv = p.inputs[0];
-      const int qn = producers[qv];
-      if (qn < 0 || !is_q(g.nodes[qn])) continue;
-      const Node q = g.nodes[qn];
-      // P now reads the float value and produces a float value; a new Q produces P's output.
-      const int out = p.outputs[0];
-      ir::Value f;
-      f.name = g.unique_name(g.values[out].name + "_float");
-      f.dtype = DType::kF32;
-      f.shape = g.values[out].shape;
-      f.shape_known = true;
-      const int fv = g.add_value(std::move(f));
-      Node& pp = g.nodes[k];
-      pp.inputs[0] = q.inputs[0];
-      pp.outputs[0] = fv;
-      Node nq;
-      nq.name = pp.name + "_quantize";
-      nq.op = "QuantizeLinear";
-      nq.source_op = q.source_op;
-      nq.inputs = q.inputs;
-      nq.inputs[0] = fv;
-      nq.outputs = {out};
-      nq.attrs = q.attrs;
-      g.nodes.insert(g.nodes.begin() + static_cast<long>(k) + 1, std::move(nq));
-      changed = true;
-      break;
+  std::vector<Node> nodes = std::move(g.nodes);
+  g.nodes.clear();
+  g.nodes.reserve(nodes.size());
+  std::vector<int> producers(g.values.size(), -1);  // value -> index in g.nodes
+  auto set_producer = [&](const Node& n, int index) {
+    for (int o : n.outputs) {
+      if (static_cast<size_t>(o) >= producers.size()) producers.resize(g.values.size(), -1);
+      producers[o] = index;
     }
+  };
+  for (Node& p : nodes) {
+    const int qv = transparent(p) && !p.inputs.empty() ? p.inputs[0] : -1;
+    const int qn = qv >= 0 && static_cast<size_t>(qv) < producers.size() ? producers[qv] : -1;
+    if (qn < 0 || !is_q(g.nodes[qn])) {
+      set_producer(p, static_cast<int>(g.nodes.size()));
+      g.nodes.push_back(std::move(p));
+      continue;
+    }
+    const Node q = g.nodes[qn];
+    const int out = p.outputs[0];
+    ir::Value f;
+    f.name = g.unique_name(g.values[out].name + "_float");
+    f.dtype = DType::kF32;
+    f.shape = g.values[out].shape;
+    f.shape_known = true;
+    const int fv = g.add_value(std::move(f));
+    p.inputs[0] = q.inputs[0];
+    p.outputs[0] = fv;
+    Node nq;
+    nq.name = p.name + "_quantize";
+    nq.op = "QuantizeLinear";
+    nq.source_op = q.source_op;
+    nq.inputs = q.inputs;
+    nq.inputs[0] = fv;
+    nq.outputs = {out};
+    nq.attrs = q.attrs;
+    set_producer(p, static_cast<int>(g.nodes.size()));
+    g.nodes.push_back(std::move(p));
+    set_producer(nq, static_cast<int>(g.nodes.size()));
+    g.nodes.push_back(std::move(nq));
   }
   g.remove_dead();
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -17,7 +18,11 @@ using ir::Node;
 
 float pow2_scale(float max_abs) {
   if (!(max_abs > 0.0f) || !std::isfinite(max_abs)) return 1.0f;
-  return std::ldexp(1.0f, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0))));
+  // At least 2^-126, the smallest normal float32 power of two (as the weight scales' floor in
+  // integerize): a tensor whose values are all denormal (|x| < 127 * 2^-149, e.g. activations that
+  // decayed through a long chain) would otherwise get the scale 2^-150 or less, which is 0 in
+  // float32; at 2^-126 they quantise to 0.
+  return std::ldexp(1.0f, std::max(-126, static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / 127.0)))));
 }
 
 bool quantisable_consumer(const Node& n) {
@@ -77,19 +82,19 @@ void quantize(ir::Graph& g, PassContext& ctx) {
     }
     return m;
   };
-  std::vector<std::pair<int, float>> marks;
+  std::vector<FakeQuantMark> marks;
   for (int in : g.inputs) {
     bool used = false;
     for (int c : consumers[in]) used = used || quantisable_consumer(g.nodes[c]);
-    if (used) marks.push_back({in, pow2_scale(max_abs[in])});
+    if (used) marks.push_back({in, pow2_scale(max_abs[in]), 0});
   }
   for (size_t k = 0; k < original_nodes; ++k) {
     const Node& n = g.nodes[k];
     if (!produces_new_range(n)) continue;
     const int y = n.outputs[0];
-    marks.push_back({y, pow2_scale(range_of(y))});
+    marks.push_back({y, pow2_scale(range_of(y)), 0});
   }
-  for (const auto& [v, s] : marks) insert_fake_quant(g, v, s, 0);
+  insert_fake_quants(g, marks);
   g.topo_sort();
   IntegerizeOptions opts;
   opts.quantize_float_weights = true;

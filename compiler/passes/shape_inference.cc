@@ -75,9 +75,10 @@ void shape_inference(ir::Graph& g, PassContext&) {
       throw_user_error("{}: the model's tensors need more than the {}-byte (8 GiB) limit in all ({} bytes so far)",
                        what, runtime::kMaxTotalTensorBytes, total);
   };
+  const std::vector<char> is_input = g.input_mask();
   for (size_t v = 0; v < g.values.size(); ++v) {
     const ir::Value& val = g.values[v];
-    if (!val.shape_known || !(val.is_const || std::find(g.inputs.begin(), g.inputs.end(), static_cast<int>(v)) != g.inputs.end()))
+    if (!val.shape_known || !(val.is_const || is_input[v]))
       continue;
     const std::string what = fmt::format("{} {}", val.is_const ? "constant" : "graph input", support::quote(val.name));
     account(ir::bounded_tensor_bytes(val.shape, val.dtype, what), what);

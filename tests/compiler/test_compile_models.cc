@@ -143,7 +143,9 @@ TEST(CompileModels, LayerReports) {
     }
   }
   EXPECT_TRUE(saw_conv);
-  EXPECT_EQ(r.pass_timings.size(), 12u);  // 11 graph passes + lower
+  ASSERT_EQ(r.pass_timings.size(), 13u);  // import + 11 graph passes + lower
+  EXPECT_EQ(r.pass_timings.front().pass, "import");
+  EXPECT_EQ(r.pass_timings.back().pass, "lower");
 }
 
 TEST(CompileModels, MobilenetBatchOfTwo) {

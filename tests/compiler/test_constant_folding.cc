@@ -1,6 +1,9 @@
 // Unit tests of the constant_folding pass.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/shape_inference.h"
 #include "tests/compiler/test_util.h"
@@ -64,6 +67,44 @@ TEST(ConstantFolding, ShapeOfStaticValueAndIdentityRemoval) {
   // The graph output keeps its ONNX name after the Identity is removed.
   EXPECT_EQ(g.values[g.outputs[0]].name, "output");
   EXPECT_EQ(g.nodes[re].outputs[0], g.outputs[0]);
+}
+
+// A chain of Identity nodes ending in a graph output collapses: the output keeps its name, the
+// consumers of every link read the chain's source, and an Identity from a graph input to an
+// output stays (both names are visible).
+TEST(ConstantFolding, IdentityChainsCollapseInOneWalk) {
+  ir::Graph g;
+  const int x = act(g, "x", {2});
+  g.inputs = {x};
+  const int r = act(g, "r", {2});
+  add_node(g, "Relu", "relu", {x}, {r});
+  int prev = r;
+  std::vector<int> links;
+  for (int i = 0; i < 5; ++i) {
+    const int v = act(g, "id" + std::to_string(i), {2});
+    add_node(g, "Identity", "identity" + std::to_string(i), {prev}, {v});
+    links.push_back(v);
+    prev = v;
+  }
+  const int side = act(g, "side", {2});
+  add_node(g, "Relu", "side_relu", {links[2]}, {side});
+  const int copy = act(g, "copy", {2});
+  add_node(g, "Identity", "copy_of_input", {x}, {copy});
+  g.outputs = {prev, side, copy};
+  passes::PassContext ctx;
+  passes::constant_folding(g, ctx);
+  EXPECT_EQ(count_op(g, "Identity"), 1);
+  ASSERT_EQ(g.outputs.size(), 3u);
+  EXPECT_EQ(g.values[g.outputs[0]].name, "id4");
+  EXPECT_EQ(g.values[g.outputs[2]].name, "copy");
+  const int relu = testing::find_op(g, "Relu");
+  ASSERT_GE(relu, 0);
+  EXPECT_EQ(g.nodes[relu].outputs[0], g.outputs[0]);  // the relu now writes "id4"
+  int side_relu = -1;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (g.nodes[k].name == "side_relu") side_relu = static_cast<int>(k);
+  ASSERT_GE(side_relu, 0);
+  EXPECT_EQ(g.nodes[side_relu].inputs[0], g.outputs[0]);
 }
 
 }  // namespace

@@ -34,6 +34,31 @@ TEST(FuseBias, ConvPlusPerChannelConstant) {
   EXPECT_EQ(reference::run_graph(g, {in})[0].f, (std::vector<float>{11, 13, 22, 26}));
 }
 
+// Conv -> Add -> Add, both per-channel constants: one walk folds both (the second Add reads
+// the output the Conv took over from the first), and the biases sum.
+TEST(FuseBias, ChainOfTwoAddsFoldsBoth) {
+  ir::Graph g;
+  const int x = act(g, "x", {1, 1, 1, 2});
+  g.inputs = {x};
+  const int w = g.add_const_f32("w", {2, 1, 1, 1}, {1.0f, 2.0f});
+  const int c = act(g, "c", {1, 2, 1, 2});
+  add_node(g, "Conv", "conv", {x, w}, {c});
+  const int b1 = g.add_const_f32("b1", {2, 1, 1}, {10.0f, 20.0f});
+  const int y1 = act(g, "y1", {1, 2, 1, 2});
+  add_node(g, "Add", "add1", {c, b1}, {y1});
+  const int b2 = g.add_const_f32("b2", {1, 2, 1, 1}, {1.0f, 2.0f});
+  const int y2 = act(g, "y2", {1, 2, 1, 2});
+  add_node(g, "Add", "add2", {b2, y1}, {y2});
+  g.outputs = {y2};
+  passes::PassContext ctx;
+  passes::fuse_bias(g, ctx);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "Conv");
+  EXPECT_EQ(g.nodes[0].source_op, "Conv+Add+Add");
+  EXPECT_EQ(g.const_f32(g.nodes[0].inputs[2]), (std::vector<float>{11.0f, 22.0f}));
+  EXPECT_EQ(g.values[g.outputs[0]].name, "y2");
+}
+
 TEST(FuseBias, MatMulPlusRowBecomesGemm) {
   ir::Graph g;
   const int x = act(g, "x", {1, 2});

@@ -1,6 +1,10 @@
 // Unit tests of the graph IR: value naming, dead-code removal, topological sort, dump.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "compiler/ir/graph.h"
 #include "support/error.h"
 #include "tests/compiler/test_util.h"
@@ -19,6 +23,59 @@ TEST(Graph, AddValueMakesNamesUnique) {
   EXPECT_EQ(g.values[a].name, "x");
   EXPECT_EQ(g.values[b].name, "x_1");
   EXPECT_EQ(g.values[c].name, "x_2");
+}
+
+// The name index (a hash map kept in sync by add_value, rename_value and remove_dead) agrees
+// with the names: a renamed value frees its old name and takes the new one; a name taken by
+// hand ("x_1" added before "x" is taken twice) is skipped.
+TEST(Graph, NameIndexFollowsRenamesAndRemoveDead) {
+  ir::Graph g;
+  const int x1 = act(g, "x_1", {1});
+  const int x = act(g, "x", {1});
+  EXPECT_EQ(g.values[act(g, "x", {1})].name, "x_2");  // x_1 is taken
+  EXPECT_TRUE(g.name_used("x_1"));
+  g.rename_value(x1, "renamed");
+  EXPECT_FALSE(g.name_used("x_1"));
+  EXPECT_TRUE(g.name_used("renamed"));
+  EXPECT_EQ(g.unique_name("renamed"), "renamed_1");
+  EXPECT_THROW(g.rename_value(x, "renamed"), InternalError);
+  // remove_dead renumbers values; the index is rebuilt (only graph inputs survive here).
+  g.inputs = {x};
+  g.remove_dead();
+  ASSERT_EQ(g.values.size(), 1u);
+  EXPECT_TRUE(g.name_used("x"));
+  EXPECT_FALSE(g.name_used("renamed"));
+  EXPECT_EQ(g.values[act(g, "renamed", {1})].name, "renamed");
+}
+
+// unique_name keeps a counter per base: the k-th name derived from one base costs O(1), not a
+// scan of the k - 1 taken ones (20,000 names from one base, each unique).
+TEST(Graph, UniqueNamesFromOneBaseAreDistinct) {
+  ir::Graph g;
+  std::set<std::string> seen;
+  for (int i = 0; i < 20000; ++i) seen.insert(g.values[act(g, "t", {1})].name);
+  EXPECT_EQ(seen.size(), 20000u);
+  EXPECT_EQ(g.values.back().name, "t_19999");
+}
+
+// The map form of replace_uses follows chains (a -> b -> c) and leaves other values alone; a
+// cycle is an internal error.
+TEST(Graph, ReplaceUsesMapFollowsChains) {
+  ir::Graph g;
+  const int a = act(g, "a", {1}), b = act(g, "b", {1}), c = act(g, "c", {1}), d = act(g, "d", {1});
+  const int y = act(g, "y", {1});
+  add_node(g, "Add", "n0", {a, d}, {y});
+  g.outputs = {b, y};
+  std::vector<int> to(g.values.size(), -1);
+  to[a] = b;
+  to[b] = c;
+  g.replace_uses(to);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<int>{c, d}));
+  EXPECT_EQ(g.outputs, (std::vector<int>{c, y}));
+  to.assign(g.values.size(), -1);
+  to[c] = d;
+  to[d] = c;
+  EXPECT_THROW(g.replace_uses(to), InternalError);
 }
 
 TEST(Graph, RemoveDeadDropsUnusedNodesAndConstants) {

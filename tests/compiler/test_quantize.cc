@@ -1,6 +1,8 @@
 // Unit tests of the quantize pass (post-training quantisation with power-of-two scales).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "runtime/cpu/kernels.h"
 #include "compiler/passes/quantize.h"
 #include "compiler/passes/requant.h"
@@ -25,6 +27,27 @@ ir::Graph conv_relu() {
   add_node(g, "Relu", "relu", {c}, {y});
   g.outputs = {y};
   return g;
+}
+
+// Activations whose calibration values are all denormal (|x| ~ 1e-44: a float model whose
+// activations decay through a long chain; a 130-layer Conv+Relu chain reached this) got the
+// activation scale 2^ceil(log2(1e-44 / 127)) = 2^-152, which is 0 in float32: "the bias 0 of
+// output channel 0 is too large for the input scale 0". The scale is floored at 2^-126 (the
+// smallest normal power of two, the weight scales' floor too); the values quantise to 0, and the
+// layer compiles with a requantisation for its (tiny but positive) scales.
+TEST(Quantize, DenormalActivationsGetTheSmallestNormalScale) {
+  ir::Graph g = conv_relu();
+  passes::PassContext ctx;
+  reference::RefTensor in;
+  in.shape = {1, 1, 1, 2};
+  in.f = {1e-44f, -2e-44f};
+  ctx.calibration = {{in}};
+  passes::quantize(g, ctx);
+  const int conv = testing::find_op(g, "qconv2d");
+  ASSERT_GE(conv, 0);
+  EXPECT_EQ(*g.values[g.nodes[conv].inputs[0]].quant, ir::QuantInfo::tensor(std::ldexp(1.0f, -126), 0));
+  passes::requant(g, ctx);
+  EXPECT_TRUE(g.nodes[conv].attrs.contains("requant"));
 }
 
 TEST(Quantize, PowerOfTwoScalesFromCalibration) {
