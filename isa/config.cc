@@ -18,6 +18,7 @@
 #include "isa/program.h"
 #include "isa/spec.h"
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/json_text.h"
 #include "support/text.h"
 
@@ -228,17 +229,9 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
 }
 
 HwConfig HwConfig::from_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw_io_error("cannot read config file {}: it is a directory", support::quote(path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_io_error("cannot read config file {}", support::quote(path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw_io_error("cannot read config file {}", support::quote(path));
+  const std::string text = support::read_file_bounded_string(path, support::kMaxTextFileBytes, "a configuration file");
   try {
-    return from_json(ss.str());
+    return from_json(text);
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", path, e.what()));
   }

@@ -269,11 +269,12 @@ void GraphExecutor::Impl::run_accel(size_t si, StepPlan& plan, StepMeasurement& 
       ++count;
     }
   }
-  throw_internal_error(
-      "step '{}' on device {}: accelerator output differs from the cpu qconv2d kernel in {} of {} "
-      "elements; first at NCHW index {}: accelerator {} vs cpu {}",
-      st.name, dev.kind(), count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
-      static_cast<int8_t>(ap.y_cpu[first]));
+  throw StepMismatchError(fmt::format(
+      "step {} on device {}: the executable's accelerator step disagrees with its CPU reference (the "
+      "qconv2d kernel) in {} of {} elements; first at NCHW index {}: accelerator {} vs cpu {} (the "
+      "executable may have been altered after it was compiled, or this is a Tessel bug: please report it)",
+      support::quote(st.name), dev.kind(), count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
+      static_cast<int8_t>(ap.y_cpu[first])));
 }
 
 GraphExecutor::GraphExecutor(const Executable& exe, Device& device, ExecOptions opts)

@@ -17,6 +17,7 @@
 #include "runtime/executable.h"
 #include "support/checked.h"
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/text.h"
 
 namespace tessel::compiler::frontend {
@@ -643,12 +644,8 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
 }
 
 ir::Graph import_onnx_file(const std::string& path, int64_t batch, std::vector<DeclaredInput>* declared) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw_io_error("cannot open onnx model {}", quote(path));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw_io_error("cannot read onnx model {}", quote(path));
-  ir::Graph g = import_onnx_bytes(ss.str(), path, batch, declared);
+  ir::Graph g = import_onnx_bytes(support::read_file_bounded_string(path, support::kMaxModelFileBytes, "an ONNX model"),
+                                  path, batch, declared);
   // The model is named after its file ("mnist-12"), which is more telling than graph names.
   const std::string base = path.substr(path.find_last_of('/') + 1);
   g.name = base.size() > 5 && base.ends_with(".onnx") ? base.substr(0, base.size() - 5) : base;
