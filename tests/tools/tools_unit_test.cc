@@ -302,6 +302,18 @@ TEST(Labels, Defaults) {
   EXPECT_TRUE(default_labels(1000, {1, 3, 224, 224}, {"/nonexistent/x.txt"}).empty());
 }
 
+// Issue 7 F11: the text report never prints inf, nan or a 300-digit number.
+TEST(Report, NumbersAreFiniteAndShort) {
+  EXPECT_EQ(report_number(12.345, 1), "12.3");
+  EXPECT_EQ(report_number(0.5, 2), "0.50");
+  EXPECT_EQ(report_number(std::numeric_limits<double>::infinity(), 1), "-");
+  EXPECT_EQ(report_number(-std::numeric_limits<double>::infinity(), 2), "-");
+  EXPECT_EQ(report_number(std::nan(""), 1), "-");
+  EXPECT_EQ(report_number(1e300, 1), "1e+300");
+  EXPECT_EQ(report_number(1.234567e15, 1), "1.23457e+15");
+  EXPECT_EQ(report_number(999999999999.0, 1), "999999999999.0");
+}
+
 TEST(Report, TopKAndError) {
   const std::vector<float> v = {0.1f, 0.9f, 0.3f, 0.9f, -1.0f, 0.5f};
   EXPECT_EQ(top_k(v.data(), 6, 3), (std::vector<int64_t>{1, 3, 5}));
