@@ -65,7 +65,9 @@ class GraphExecutor {
   /// CLOCK_MHZ, queue depths) may differ and the device's apply. Throws UserError if a hardware
   /// key differs (naming it), a step names an unknown CPU op, a tensor index or Program index
   /// is out of range, a step reads a tensor that no earlier step, graph input or constant
-  /// provides, an accelerator step's segment list does not match its inputs/outputs, a segment
+  /// provides, the executable has no graph outputs, a graph output is written by no step and is
+  /// no graph input or constant, a tensor is written by two steps or a step writes a graph input
+  /// or constant (a step whose outputs nothing reads is allowed), an accelerator step's segment list does not match its inputs/outputs, a segment
   /// is missing or smaller than its tensor, or an accelerator qconv2d's tensors are not in the
   /// NCHWnc blocks of the config (x: BATCH x BLOCK_IN, y: BATCH x BLOCK_OUT). Throws UserError
   /// from Device::load when DRAM is exhausted.

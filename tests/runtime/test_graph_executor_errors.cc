@@ -92,6 +92,39 @@ TEST(GraphExecutorErrors, BadExecutables) {
   EXPECT_EQ(dev->alloc(1 << 22, 4096), 0u);
 }
 
+// Issue 7 F4: a checksum-valid executable with no steps ran and gave all-zero outputs, one with
+// no outputs ran too. The structure is checked when the executor is built.
+TEST(GraphExecutorErrors, ExecutableStructureIsCheckedAtLoad) {
+  const isa::HwConfig cfg;
+  auto dev = Device::create("fsim", cfg, 1 << 22);
+  Executable exe = testing::HandConv().executable(cfg);
+  const std::string out_name = exe.tensors.at(static_cast<size_t>(exe.outputs.at(0))).name;
+  exe.steps.clear();
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             "graph output '" + out_name + "' is written by no step and is no graph input or constant");
+  exe = testing::HandConv().executable(cfg);
+  exe.steps.pop_back();  // the last step writes the graph output
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             "graph output '" + out_name + "' is written by no step");
+  exe = testing::HandConv().executable(cfg);
+  exe.outputs.clear();
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }), "has no graph outputs: it computes nothing");
+  // A tensor written twice (SSA), and a step that writes a graph input.
+  exe = testing::HandConv().executable(cfg);
+  exe.steps.push_back(exe.steps.back());
+  exe.steps.back().name = "again";
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             fmt::format("tensor '{}' is written twice: by step {} ('{}') and by step {} ('again')", out_name,
+                         exe.steps.size() - 2, exe.steps[exe.steps.size() - 2].name, exe.steps.size() - 1));
+  exe = testing::HandConv().executable(cfg);
+  exe.steps[0].outputs = exe.inputs;
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             "step 'quant_in' writes graph input '" + exe.tensors.at(static_cast<size_t>(exe.inputs[0])).name + "'");
+  // The unaltered executable builds.
+  exe = testing::HandConv().executable(cfg);
+  EXPECT_NO_THROW(GraphExecutor(exe, *dev));
+}
+
 TEST(GraphExecutorErrors, BadInputs) {
   const isa::HwConfig cfg;
   const Executable exe = testing::HandConv().executable(cfg);

@@ -437,6 +437,26 @@ TEST(CliFiles, OutputsThatAreTheSameFileOrAnInputAreErrors) {
   expect_error(run_cli(sim_in), 1, "would overwrite --segment 'tests/golden/tools/gemm_tile_inp.bin'");
 }
 
+// ---- issue 7 F4: a checksum-valid executable without steps or outputs is an error ----
+TEST(CliFiles, AnExecutableWithoutStepsOrOutputsIsAnError) {
+  const std::string tsx = temp_file("structure.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  const runtime::Executable exe = runtime::Executable::deserialize(
+      support::read_file_bounded(tsx, support::kMaxModelFileBytes, "a test executable"));
+  runtime::Executable no_steps = exe;
+  no_steps.steps.clear();
+  support::write_file_bytes(temp_file("no_steps.tsx"), no_steps.serialize());
+  const std::string out = temp_file("no_steps.npy");
+  const CliResult r = run_cli({"run", temp_file("no_steps.tsx"), "--input", kDigit0, "--output", out});
+  expect_error(r, 1, "is written by no step and is no graph input or constant");
+  EXPECT_FALSE(fs::exists(out));
+  runtime::Executable no_outputs = exe;
+  no_outputs.outputs.clear();
+  support::write_file_bytes(temp_file("no_outputs.tsx"), no_outputs.serialize());
+  expect_error(run_cli({"run", temp_file("no_outputs.tsx"), "--input", kDigit0}), 1,
+               "has no graph outputs: it computes nothing");
+}
+
 // ---- issue 7 F12: an executable whose accelerator step disagrees with its CPU reference ----
 TEST(CliFiles, AnAlteredExecutableIsItsOwnErrorWithExitCode3) {
   const std::string tsx = temp_file("altered.tsx");
