@@ -8,6 +8,10 @@
 
 namespace tessel::isa {
 
+/// The range of CLOCK_MHZ: 1 kHz to 1 THz (validate()).
+inline constexpr double kMinClockMhz = 0.001;
+inline constexpr double kMaxClockMhz = 1e6;
+
 /// The accelerator's parameters. Field names follow VTA's JSON keys (lower-case).
 /// Sizes are log2 of bytes unless noted. Call validate() after changing fields.
 struct HwConfig {
@@ -70,7 +74,10 @@ struct HwConfig {
 
   /// Throws tessel::UserError naming the key and value when the configuration is impossible
   /// (non-positive sizes, widths other than int8/int8/int32, buffers too small for one element,
-  /// instruction fields that no longer fit in 128 bits, queue depths < 1, clock <= 0, ...).
+  /// instruction fields that no longer fit in 128 bits, ...). Every numeric key has a range,
+  /// listed in docs/usage.md (--config): LOG_BATCH 0..6, LOG_BLOCK_IN/OUT 0..8, LOG_*_BUFF_SIZE
+  /// 0..30, LOG_BUS_WIDTH 3..10, CLOCK_MHZ kMinClockMhz..kMaxClockMhz, DRAM_LATENCY 0..10^6,
+  /// CMD_QUEUE_DEPTH and TOKEN_QUEUE_DEPTH 1..2^24.
   void validate() const;
 
   /// Parses VTA-style JSON (keys upper-case as in vta_config.json: LOG_INP_WIDTH, LOG_BLOCK,

@@ -30,6 +30,7 @@
 
 #include "support/atomic_file.h"
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/json_text.h"
 #include "support/text.h"
 
@@ -408,10 +409,7 @@ Executable Executable::deserialize(const std::vector<uint8_t>& bytes) {
 void Executable::save(const std::string& path) const { support::write_file_atomic(path, serialize()); }
 
 Executable Executable::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw_io_error("cannot open executable {}", support::quote(path));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw_io_error("cannot read executable {}", support::quote(path));
+  const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxModelFileBytes, "an executable");
   try {
     return deserialize(bytes);
   } catch (const UserError& e) {

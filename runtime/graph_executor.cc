@@ -96,6 +96,16 @@ void GraphExecutor::Impl::prepare() {
     ready[static_cast<size_t>(idx)] = true;
   }
   for (int idx : exe.outputs) check_idx(idx, "a graph output");
+  // Structure: an executable computes something, every tensor is written at most once (by one
+  // step, never over a graph input or a constant), and every graph output is written by a step
+  // or is a graph input or constant (checked after the steps below). A step whose outputs no
+  // later step reads and that are no graph output is allowed: it cannot change the outputs.
+  if (exe.outputs.empty()) {
+    throw_user_error("executable {} has no graph outputs: it computes nothing", support::quote(exe.model_name));
+  }
+  std::vector<int> writer(exe.tensors.size(), -1);  // tensor -> the step that writes it
+  std::vector<bool> is_input(exe.tensors.size(), false);
+  for (int idx : exe.inputs) is_input[static_cast<size_t>(idx)] = true;
 
   loaded.reserve(exe.programs.size());
   for (const isa::Program& p : exe.programs) loaded.push_back(dev.load(p));
@@ -123,6 +133,16 @@ void GraphExecutor::Impl::prepare() {
         throw_user_error("step {} writes constant tensor {}", support::quote(st.name),
                          support::quote(exe.tensors[static_cast<size_t>(idx)].name));
       }
+      if (is_input[static_cast<size_t>(idx)]) {
+        throw_user_error("step {} writes graph input {}", support::quote(st.name),
+                         support::quote(exe.tensors[static_cast<size_t>(idx)].name));
+      }
+      if (const int w = writer[static_cast<size_t>(idx)]; w >= 0) {
+        throw_user_error("tensor {} is written twice: by step {} ({}) and by step {} ({})",
+                         support::quote(exe.tensors[static_cast<size_t>(idx)].name), w,
+                         support::quote(exe.steps[static_cast<size_t>(w)].name), si, support::quote(st.name));
+      }
+      writer[static_cast<size_t>(idx)] = static_cast<int>(si);
       ready[static_cast<size_t>(idx)] = true;
       plan.call.outputs.push_back({&exe.tensors[static_cast<size_t>(idx)],
                                    buffers[static_cast<size_t>(idx)].data()});
@@ -206,6 +226,12 @@ void GraphExecutor::Impl::prepare() {
     ap.macs = p.macs();
     m.macs = ap.macs;
   }
+  for (int idx : exe.outputs) {
+    if (!ready[static_cast<size_t>(idx)]) {
+      throw_user_error("graph output {} is written by no step and is no graph input or constant",
+                       support::quote(exe.tensors[static_cast<size_t>(idx)].name));
+    }
+  }
 }
 
 void GraphExecutor::Impl::time_kernel(cpu::KernelFn fn, const cpu::KernelCall& call, int repeats,
@@ -269,11 +295,12 @@ void GraphExecutor::Impl::run_accel(size_t si, StepPlan& plan, StepMeasurement& 
       ++count;
     }
   }
-  throw_internal_error(
-      "step '{}' on device {}: accelerator output differs from the cpu qconv2d kernel in {} of {} "
-      "elements; first at NCHW index {}: accelerator {} vs cpu {}",
-      st.name, dev.kind(), count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
-      static_cast<int8_t>(ap.y_cpu[first]));
+  throw StepMismatchError(fmt::format(
+      "step {} on device {}: the executable's accelerator step disagrees with its CPU reference (the "
+      "qconv2d kernel) in {} of {} elements; first at NCHW index {}: accelerator {} vs cpu {} (the "
+      "executable may have been altered after it was compiled, or this is a Tessel bug: please report it)",
+      support::quote(st.name), dev.kind(), count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
+      static_cast<int8_t>(ap.y_cpu[first])));
 }
 
 GraphExecutor::GraphExecutor(const Executable& exe, Device& device, ExecOptions opts)

@@ -9,6 +9,7 @@
 
 #include "runtime/device.h"
 #include "runtime/executable.h"
+#include "support/error.h"
 
 namespace tessel::runtime {
 
@@ -36,11 +37,20 @@ struct StepMeasurement {
   bool cpu_checked = false;     ///< whether the comparison above was made in this run
 };
 
+/// An accelerator step whose output differs from its own CPU reference kernel (ExecOptions::
+/// check_accel). Its Program and its parameters come from the executable: either the executable
+/// was altered after `tessel compile` (rechecksummed sections whose Program and tensor data no
+/// longer agree), or this is a Tessel bug. `tessel` exits with code 3 for it (docs/usage.md).
+class StepMismatchError : public Error {
+ public:
+  using Error::Error;
+};
+
 struct ExecOptions {
   bool measure_cpu = true;     ///< also run every accelerator step's layer on the CPU (timing),
                                ///< and time every CPU step as the minimum of cpu_repeats runs
   bool check_accel = true;     ///< compare each accelerator output with the CPU kernel, bit-exact;
-                               ///< a mismatch throws InternalError naming the step
+                               ///< a mismatch throws StepMismatchError naming the step
   int cpu_repeats = 3;         ///< CPU timing = minimum over this many runs
 };
 
@@ -55,7 +65,9 @@ class GraphExecutor {
   /// CLOCK_MHZ, queue depths) may differ and the device's apply. Throws UserError if a hardware
   /// key differs (naming it), a step names an unknown CPU op, a tensor index or Program index
   /// is out of range, a step reads a tensor that no earlier step, graph input or constant
-  /// provides, an accelerator step's segment list does not match its inputs/outputs, a segment
+  /// provides, the executable has no graph outputs, a graph output is written by no step and is
+  /// no graph input or constant, a tensor is written by two steps or a step writes a graph input
+  /// or constant (a step whose outputs nothing reads is allowed), an accelerator step's segment list does not match its inputs/outputs, a segment
   /// is missing or smaller than its tensor, or an accelerator qconv2d's tensors are not in the
   /// NCHWnc blocks of the config (x: BATCH x BLOCK_IN, y: BATCH x BLOCK_OUT). Throws UserError
   /// from Device::load when DRAM is exhausted.
@@ -65,7 +77,7 @@ class GraphExecutor {
   /// Runs the graph. `inputs` in the order of Executable::inputs, dtype/shape must match (a clear
   /// UserError otherwise). Returns the outputs in the order of Executable::outputs, in their
   /// TensorDesc's dtype, logical shape and layout. CPU kernel errors are UserErrors naming the
-  /// step; an accelerator/CPU mismatch (ExecOptions::check_accel) is an InternalError naming the
+  /// step; an accelerator/CPU mismatch (ExecOptions::check_accel) is a StepMismatchError naming the
   /// step, the number of differing elements and the first one; simulator errors propagate as
   /// sim::SimError.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs);

@@ -5,23 +5,16 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "support/atomic_file.h"
+#include "support/checked.h"
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/text.h"
 
 namespace tessel::support {
 namespace {
-
-// strerror() text in lower case, as Tessel's messages are.
-std::string errno_text() {
-  std::string s = std::strerror(errno);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr size_t kNpyMagicLen = 6;
@@ -102,6 +95,14 @@ class HeaderParser {
     }
     if (!have_descr || !have_fortran || !have_shape) {
       fail("header lacks one of 'descr', 'fortran_order', 'shape'");
+    }
+    ++i_;  // the '}'
+    // Only the padding follows the dict: spaces and the final newline.
+    for (size_t k = i_; k < s_.size(); ++k) {
+      if (s_[k] != ' ' && !(s_[k] == '\n' && k + 1 == s_.size())) {
+        fail(fmt::format("header byte {} after the dict is {}, not the space padding", k,
+                         support::quote(std::string_view(&s_[k], 1))));
+      }
     }
   }
 
@@ -269,6 +270,21 @@ FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& wha
                      header_len, bytes.size() - header_start);
   }
   const std::string header(reinterpret_cast<const char*>(bytes.data() + header_start), header_len);
+  // The format: an ASCII Python literal dict, padded with spaces and terminated by '\n'. Any
+  // other byte (a NUL, a control byte, a non-ASCII byte) makes it no such literal: NumPy rejects
+  // it, and so does Tessel.
+  if (header.empty() || header.back() != '\n') {
+    throw_user_error("malformed .npy file {}: the header of {} bytes does not end with a newline", what,
+                     header_len);
+  }
+  for (size_t i = 0; i + 1 < header.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(header[i]);
+    if (c < 0x20 || c > 0x7e) {
+      throw_user_error("malformed .npy file {}: header byte {} is 0x{:02x}, not printable ASCII (the header "
+                       "is a Python literal padded with spaces and ended by one newline)",
+                       what, i, c);
+    }
+  }
   std::string descr;
   bool fortran = false;
   std::vector<int64_t> shape;
@@ -302,7 +318,9 @@ FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& wha
   return t;
 }
 
-FloatTensor read_npy(const std::string& path) { return decode_npy(read_file_bytes(path), path); }
+FloatTensor read_npy(const std::string& path) {
+  return decode_npy(read_file_bounded(path, kMaxTensorFileBytes, "a .npy tensor file"), path);
+}
 
 std::vector<uint8_t> encode_npy_f32(const std::vector<int64_t>& shape, const std::vector<float>& data) {
   const int64_t count = num_elements(shape);
@@ -375,7 +393,10 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path) {
     return std::nullopt;
   }
   if (!dims_like) {
-    if (dims.empty() || dims.find_first_not_of("0123456789x,") == std::string::npos) {
+    // A known dtype followed by something that starts like a number ("-1x28x28", "+1x1x28x28")
+    // or is made of shape characters only is a malformed shape, never a name without a spec.
+    if (dims.empty() || dims.find_first_not_of("0123456789x,+-") == std::string::npos ||
+        dims[0] == '+' || dims[0] == '-' || (dims[0] >= '0' && dims[0] <= '9')) {
       throw_user_error("{}: the file name suffix '_{}_{}' has no valid shape (expected dimensions like "
                        "1x3x224x224)",
                        path, dtype_text, dims);
@@ -391,9 +412,13 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path) {
 }
 
 FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector<int64_t>& shape) {
-  const std::vector<uint8_t> bytes = read_file_bytes(path);
   const uint64_t count = static_cast<uint64_t>(num_elements(shape));
-  const uint64_t want = count * file_dtype_bytes(dtype);
+  const uint64_t want = support::checked_mul(static_cast<int64_t>(count), static_cast<int64_t>(file_dtype_bytes(dtype)),
+                                             "raw tensor file");
+  // The shape says how long the file is: reading stops one byte past it (an endless /dev/zero
+  // included).
+  const std::vector<uint8_t> bytes =
+      read_file_bounded(path, want, fmt::format("shape {} of {}", shape_to_string(shape), to_string(dtype)));
   if (bytes.size() != want) {
     throw_user_error("{} holds {} bytes but shape {} of {} needs {} bytes", path, bytes.size(),
                      shape_to_string(shape), to_string(dtype), want);
@@ -435,22 +460,6 @@ FloatTensor read_tensor_file(const std::string& path, const std::optional<std::v
                      quote(path), shape_to_string(spec->shape), shape_to_string(*shape));
   }
   return read_raw(path, spec ? spec->dtype : FileDType::kF32, shape ? *shape : spec->shape);
-}
-
-std::vector<uint8_t> read_file_bytes(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw_io_error("cannot read {}: is a directory", path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw_io_error("cannot read {}: {}", path, errno_text());
-  f.seekg(0, std::ios::end);
-  const std::streamoff size = f.tellg();
-  if (size < 0) throw_io_error("cannot read {}: not a regular file", path);
-  f.seekg(0, std::ios::beg);
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size)) {
-    throw_io_error("cannot read {}: short read", path);
-  }
-  return bytes;
 }
 
 void write_file_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {

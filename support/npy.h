@@ -49,7 +49,8 @@ std::vector<int64_t> parse_shape(const std::string& text);
 /// name for messages) on a bad magic, an unsupported version or dtype, fortran_order True, a
 /// malformed header, or a data size that differs from the header's shape.
 FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& what);
-/// Reads and decodes a .npy file. Throws IoError if the file cannot be read, UserError as above.
+/// Reads (at most kMaxTensorFileBytes, support/file_read.h) and decodes a .npy file. Throws
+/// IoError if the file cannot be read, UserError as above or when it is longer.
 FloatTensor read_npy(const std::string& path);
 
 /// Encodes a float32 tensor as a version 1.0 .npy ('<f4', C order). The header is padded with
@@ -75,7 +76,8 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path);
 
 /// Reads a raw little-endian binary of `dtype` elements with `shape`. Throws IoError if the file
 /// cannot be read and UserError when its size is not exactly num_elements(shape) * element bytes
-/// (the message gives both byte counts and the shape).
+/// (the message gives both byte counts and the shape); reading stops one byte past that size, so
+/// an endless file (/dev/zero) is "holds more than N bytes, the limit for shape [..] of f32".
 FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector<int64_t>& shape);
 
 /// Reads a tensor file by extension: ".npy" -> read_npy; anything else is a raw binary whose
@@ -88,8 +90,7 @@ FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector
 FloatTensor read_tensor_file(const std::string& path,
                              const std::optional<std::vector<int64_t>>& shape = std::nullopt);
 
-/// Reads a whole file; throws IoError("cannot read <path>: <reason>").
-std::vector<uint8_t> read_file_bytes(const std::string& path);
+// Files are read with support/file_read.h read_file_bounded(), a limit for each kind.
 /// Writes a whole file atomically (support/atomic_file.h: a temporary file renamed over `path`, so a
 /// failure leaves the previous file as it was); throws IoError("cannot write <path>: <reason>").
 void write_file_bytes(const std::string& path, const std::vector<uint8_t>& bytes);

@@ -18,6 +18,7 @@
 #include "sim/rtl/rtl_sim.h"
 #endif
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/npy.h"
 #include "support/text.h"
 #include "tools/commands.h"
@@ -48,7 +49,7 @@ std::string stem_of(const std::string& path) {
 }
 
 isa::Program load_program_binary(const std::string& path) {
-  const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxProgramFileBytes, "a Program binary");
   reject_executable(bytes, path);
   if (!is_program_binary(bytes)) {
     throw_user_error("{} is not a Program binary (no TSLPROG1 header; {} bytes)", path, bytes.size());
@@ -64,10 +65,23 @@ isa::Program load_program_binary(const std::string& path) {
 // else the defaults. With both, the `.config` must describe the same hardware
 // (HwConfig::same_hardware) and the run-time settings are --config's.
 isa::Program assemble_file(const std::string& path, const std::string& config_path) {
-  const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxTextFileBytes, "assembler text");
   reject_executable(bytes, path);
-  if (std::memchr(bytes.data(), 0, bytes.size()) != nullptr) {
-    throw_user_error("{} is neither a Program binary nor assembler text (it holds NUL bytes)", path);
+  // Assembler text is text: a NUL or another control byte (other than tab, carriage return, form
+  // feed and newline) is an error naming its line and column.
+  size_t line = 1, column = 1;
+  for (uint8_t b : bytes) {
+    if (b == '\n') {
+      ++line;
+      column = 1;
+      continue;
+    }
+    if ((b < 0x20 && b != '\t' && b != '\r' && b != '\f') || b == 0x7f) {
+      throw_user_error("{} line {}, column {}: byte 0x{:02x} is not assembler text (nor is the file a Program "
+                       "binary)",
+                       support::quote(path), line, column, b);
+    }
+    ++column;
   }
   const std::string text(bytes.begin(), bytes.end());
   try {
@@ -218,7 +232,7 @@ struct PreparedProgram {
 };
 
 PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
-  const std::vector<uint8_t> head = support::read_file_bytes(o.program_path);
+  const std::vector<uint8_t> head = support::read_file_bounded(o.program_path, support::kMaxProgramFileBytes, "a Program binary or assembler text");
   PreparedProgram prep;
   isa::Program& p = prep.p;
   const bool binary = is_program_binary(head);
@@ -255,7 +269,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
     for (const auto& [done, data] : inputs) {
       if (done == name) throw_user_error("--segment {}: segment {} is given twice", binding, support::quote(name));
     }
-    std::vector<uint8_t> data = support::read_file_bytes(file);
+    std::vector<uint8_t> data = support::read_file_bounded(file, kMaxDeviceDramBytes, "--segment data (the device DRAM)");
     if (!has_segment(name)) {
       if (data.size() > kMaxDeviceDramBytes) {
         throw_user_error("--segment {}: {} holds {} bytes, more than the device DRAM ({} bytes)", binding, file,
@@ -405,6 +419,7 @@ ToolDevice make_tool_device(const std::string& kind, const SimCmdOptions& o, con
 int asm_command(const std::string& in_path, const std::string& out_path, const std::string& config_path,
                 std::ostream& out) {
   check_output_path(out_path, "--output");
+  check_distinct_files({{"--output", out_path}}, {{"input", in_path}, {"--config", config_path}});
   const isa::Program p = assemble_file(in_path, config_path);
   const std::vector<uint8_t> bytes = p.serialize();
   support::write_file_bytes(out_path, bytes);
@@ -424,6 +439,17 @@ int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn) {
     check_output_path(split_binding(binding, "--dump-segment", "name=FILE").second, "--dump-segment");
   }
   check_sim_output_options(o);
+  {
+    std::vector<FileRole> outs = {{"--wave", o.wave}, {"--trace", o.trace}};
+    for (const std::string& binding : o.dump_segments) {
+      outs.push_back({"--dump-segment", split_binding(binding, "--dump-segment", "name=FILE").second});
+    }
+    std::vector<FileRole> ins = {{"program", o.program_path}, {"--config", o.config_path}};
+    for (const std::string& binding : o.segments) {
+      ins.push_back({"--segment", split_binding(binding, "--segment", "name=FILE").second});
+    }
+    check_distinct_files(outs, ins);
+  }
   PreparedProgram prep = prepare_program(o, out);
   const isa::Program& p = prep.p;
   const auto& inputs = prep.inputs;

@@ -10,12 +10,15 @@
 #include <optional>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "compiler/driver/compile.h"
 #include "isa/asm.h"
 #include "isa/verifier.h"
 #include "runtime/device.h"
 #include "runtime/graph_executor.h"
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/json_text.h"
 #include "support/npy.h"
 #include "support/text.h"
@@ -104,6 +107,63 @@ void check_output_path(const std::string& path, const std::string& option) {
 
 namespace {
 
+// The identity of a path: its device and inode when it exists, else its absolute, lexically
+// normalised form with the existing part's symbolic links resolved.
+struct FileIdentity {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string normal;
+};
+
+FileIdentity identity_of(const std::string& path) {
+  FileIdentity id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  }
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  id.normal = ec ? std::filesystem::path(path).lexically_normal().string() : p.lexically_normal().string();
+  return id;
+}
+
+bool same_file(const FileIdentity& a, const FileIdentity& b) {
+  if (a.exists && b.exists) return a.dev == b.dev && a.ino == b.ino;
+  return a.normal == b.normal;
+}
+
+}  // namespace
+
+void check_distinct_files(const std::vector<FileRole>& outputs, const std::vector<FileRole>& inputs) {
+  std::vector<std::pair<const FileRole*, FileIdentity>> outs;
+  for (const FileRole& o : outputs) {
+    if (o.path.empty()) continue;
+    FileIdentity id = identity_of(o.path);
+    for (const auto& [prev, prev_id] : outs) {
+      if (same_file(prev_id, id)) {
+        throw_user_error("{} {} and {} {} are the same file: each output needs its own", prev->option,
+                         support::quote(prev->path), o.option, support::quote(o.path));
+      }
+    }
+    outs.emplace_back(&o, std::move(id));
+  }
+  for (const FileRole& in : inputs) {
+    if (in.path.empty()) continue;
+    const FileIdentity id = identity_of(in.path);
+    for (const auto& [o, o_id] : outs) {
+      if (same_file(o_id, id)) {
+        throw_user_error("{} {} would overwrite {} {}, an input of this command", o->option,
+                         support::quote(o->path), in.option, support::quote(in.path));
+      }
+    }
+  }
+}
+
+namespace {
+
 constexpr char kExecutableMagic[] = "TSLEXEC1";
 
 bool is_executable_file(const std::string& path) {
@@ -182,6 +242,13 @@ int run_command(const RunOptions& o, std::ostream& out) {
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
   check_output_path(o.output_path, "--output");
   check_output_path(o.report_json, "--report-json");
+  {
+    std::vector<FileRole> ins = {{"model", o.model}, {"--reference", o.reference_model},
+                                 {"--config", o.config_path}, {"--labels", o.labels_path}};
+    for (const std::string& f : o.inputs) ins.push_back({"--input", f});
+    for (const std::string& f : o.calib) ins.push_back({"--calib", f});
+    check_distinct_files({{"--output", o.output_path}, {"--report-json", o.report_json}}, ins);
+  }
   const bool from_tsx = is_executable_file(o.model);
 
   compiler::CompileResult cr;
@@ -216,7 +283,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
       if (given) throw_user_error("{} does not apply to {}: it is an already compiled executable", option, o.model);
     }
     try {
-      cr.exe = runtime::Executable::deserialize(support::read_file_bytes(o.model));
+      cr.exe = runtime::Executable::deserialize(support::read_file_bounded(o.model, support::kMaxModelFileBytes, "an executable"));
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: {}", o.model, e.what()));
     }
@@ -276,6 +343,21 @@ int run_command(const RunOptions& o, std::ostream& out) {
     cr = compiler::compile_onnx(o.model, copts);
     compile_ms = seconds_since(t_compile) * 1e3;
     if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
+  }
+
+  // A model with several outputs writes --output as STEM_<i>.npy: those names too must not be
+  // the report's file or an input (checked before the run).
+  if (!o.output_path.empty() && cr.exe.outputs.size() > 1) {
+    std::vector<FileRole> outs;
+    for (size_t i = 0; i < cr.exe.outputs.size(); ++i) {
+      outs.push_back({"--output", output_file_name(o.output_path, i, cr.exe.outputs.size())});
+    }
+    outs.push_back({"--report-json", o.report_json});
+    std::vector<FileRole> ins = {{"model", o.model}, {"--reference", o.reference_model},
+                                 {"--config", o.config_path}, {"--labels", o.labels_path}};
+    for (const std::string& f : o.inputs) ins.push_back({"--input", f});
+    for (const std::string& f : o.calib) ins.push_back({"--calib", f});
+    check_distinct_files(outs, ins);
   }
 
   // Labels are read (and checked against the class count) before the run.
@@ -468,6 +550,11 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
   check_output_path(o.output_path, "--output");
+  {
+    std::vector<FileRole> ins = {{"model", o.model}, {"--config", o.config_path}};
+    for (const std::string& f : o.calib) ins.push_back({"--calib", f});
+    check_distinct_files({{"--output", o.output_path}}, ins);
+  }
   compiler::CompileOptions copts;
   copts.config = load_config(o.config_path);
   copts.offload = o.offload;

@@ -139,6 +139,20 @@ inline constexpr uint64_t kMaxDeviceDramBytes = runtime::kDefaultDeviceDramBytes
 /// does not exist" / "...: is a directory".
 void check_output_path(const std::string& path, const std::string& option);
 
+/// One file a command names on its command line: the option that names it ("--output",
+/// "--input", "model") and the path.
+struct FileRole {
+  std::string option;
+  std::string path;
+};
+/// Checks, before any work, that no two outputs of a command are the same file and that no
+/// output is one of its input files. Two paths are the same file when both exist and have the
+/// same device and inode (hard links, symbolic links, "./a" and "a"), or when their absolute,
+/// lexically normalised forms (symbolic links of the existing part resolved) are equal. Empty
+/// paths are skipped. Throws UserError naming both options and both paths, e.g. "--output a.npy
+/// and --report-json a.npy are the same file".
+void check_distinct_files(const std::vector<FileRole>& outputs, const std::vector<FileRole>& inputs);
+
 /// Throws UserError unless `kind` is one of `built` (runtime::Device::kinds()): an unknown name
 /// lists the built kinds; "rtl" or "cycle" missing from this build also says how to get it
 /// (rtl: install Verilator with scripts/install-deps.sh and configure with -DTESSEL_WITH_RTL=ON).

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/text.h"
 
 namespace tessel::tools {
@@ -161,7 +162,7 @@ std::vector<std::vector<runtime::HostTensor>> load_calibration(const std::vector
     const bool npy = path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
     if (!npy && !support::spec_from_file_name(path)) {
       // Raw float32 without a shape: any whole number of samples.
-      const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+      const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxTensorFileBytes, "a calibration file");
       const int64_t per_bytes = per * 4;
       if (per_bytes == 0 || bytes.empty() || bytes.size() % per_bytes != 0) {
         throw_user_error("calibration file {} holds {} bytes, not a positive multiple of the {} bytes "

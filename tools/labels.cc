@@ -1,12 +1,13 @@
 #include "tools/labels.h"
 
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/npy.h"
 
 namespace tessel::tools {
 
 std::vector<std::string> read_labels(const std::string& path) {
-  const std::vector<uint8_t> bytes = support::read_file_bytes(path);
+  const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxTextFileBytes, "a label file");
   std::vector<std::string> labels;
   std::string line;
   for (uint8_t b : bytes) {

@@ -1,5 +1,6 @@
 // The `tessel` command line: run, compile, asm, disasm, sim, simcmp, config.
-// Exit codes: 0 success, 1 an error (one "error: ..." line on stderr), 2 a usage error.
+// Exit codes: 0 success, 1 an error (one "error: ..." line on stderr), 2 a usage error, 3 an
+// executable whose accelerator step disagrees with its CPU reference (runtime::StepMismatchError).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "support/error.h"
 #include "support/npy.h"
 #include "support/text.h"
+#include "runtime/graph_executor.h"
 #include "tools/commands.h"
 
 #ifndef TESSEL_SOURCE_DIR
@@ -89,6 +91,33 @@ int fail(const std::string& msg, int code) {
   std::cout.flush();
   std::cerr << "error: " << m << "\n";
   return code;
+}
+
+// --help and --version print on standard output: text that did not reach it (a full disk, a
+// closed pipe) is an error, exit code 1, as for every command's results.
+int printed(int rc) {
+  if (const std::string lost = tessel::support::check_stdout(); !lost.empty()) return fail(lost, 1);
+  return rc;
+}
+
+// The first option (of the app or a subcommand that was used) that takes a value and was given
+// an empty one, as "--output" / "model"; "" when there is none.
+std::string empty_option_value(const CLI::App& app) {
+  std::vector<const CLI::App*> apps{&app};
+  for (const CLI::App* sub : app.get_subcommands()) apps.push_back(sub);
+  for (const CLI::App* a : apps) {
+    for (const CLI::Option* opt : a->get_options()) {
+      if (opt->get_type_size_max() == 0) continue;  // a flag
+      for (const std::string& v : opt->results()) {
+        if (v.empty()) {
+          const std::string name = opt->get_name(false, true);
+          return opt->get_positional() ? fmt::format("the {} argument of tessel {}", name, a->get_name())
+                                       : fmt::format("{} of tessel {}", opt->get_name(), a->get_name());
+        }
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -201,13 +230,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::ParseError& e) {
     return fail(std::string(e.what()) + " (see tessel --help)", 2);
+  }
+  // An option given an empty value ("--output ''") names no file, pass or shape: a usage error
+  // naming the option, for every option that takes a value, of every subcommand.
+  if (const std::string empty = empty_option_value(app); !empty.empty()) {
+    return fail(fmt::format("{} was given an empty value (see tessel --help)", empty), 2);
   }
 
   // Runs the chosen command; its results on standard output must have reached it (a full disk or
@@ -232,6 +266,9 @@ int main(int argc, char** argv) {
     if (*simc) return finish(sim_command(so, std::cout, std::cerr));
     if (*simcmp) return finish(simcmp_command(sco, std::cout));
     if (*config) return finish(config_command(cfg_path, std::cout));
+  } catch (const tessel::runtime::StepMismatchError& e) {
+    // An executable whose accelerator step disagrees with its own CPU reference: exit code 3.
+    return fail(e.what(), 3);
   } catch (const tessel::Error& e) {
     return fail(e.what(), 1);
   } catch (const std::bad_alloc&) {

@@ -25,9 +25,22 @@ bool ranks_above(float a, float b) {
   return a > b;
 }
 
+}  // namespace
+
+std::string report_number(double v, int places) {
+  if (!std::isfinite(v)) return "-";
+  // Fixed notation up to 10^12 ("12.3"); beyond it, six significant digits ("1.23457e+15"), never
+  // a 300-digit expansion.
+  if (std::fabs(v) < 1e12) return fmt::format("{:.{}f}", v, places);
+  return fmt::format("{:.6g}", v);
+}
+
+namespace {
+
 std::string fmt_opt(const std::optional<double>& v, const char* spec_suffix) {
   if (!v) return "-";
-  return fmt::format(fmt::runtime(std::string("{:") + spec_suffix + "}"), *v);
+  const int places = spec_suffix[0] == '.' ? spec_suffix[1] - '0' : 1;
+  return report_number(*v, places);
 }
 
 // Groups digits in threes: 1234567 -> "1,234,567".
@@ -277,7 +290,7 @@ std::string render_text(const RunReport& r) {
                            "--reference MODEL.onnx for one)\n")
              : fmt::format("compiled   ahead of time (executable); float reference {}\n", r.reference_model);
   } else {
-    s += fmt::format("compiled   in {:.1f} ms\n", r.compile_ms);
+    s += fmt::format("compiled   in {} ms\n", report_number(r.compile_ms, 1));
   }
   for (const OutputReport& o : r.outputs) {
     s += fmt::format("\noutput '{}' {}\n", o.name, compact_shape(o.shape));
@@ -320,7 +333,7 @@ std::string render_text(const RunReport& r) {
            compact_shape(l.in_shape) + " -> " + compact_shape(l.out_shape), l.placement,
            acc && l.cycles ? grouped(l.cycles) : "-", grouped(static_cast<uint64_t>(l.macs)),
            l.gemm_utilisation ? fmt::format("{:.1f}%", *l.gemm_utilisation * 100) : "-",
-           acc ? grouped(l.dram_bytes) : "-", fmt::format("{:.1f}", l.cpu_us), grouped(l.cpu_cycles),
+           acc ? grouped(l.dram_bytes) : "-", report_number(l.cpu_us, 1), grouped(l.cpu_cycles),
            fmt_opt(l.speedup, ".2f")});
   }
   const Totals& tt = r.totals;
@@ -328,21 +341,21 @@ std::string render_text(const RunReport& r) {
   t.add({"", fmt::format("total ({} accel, {} cpu)", tt.accel_layers, tt.cpu_layers), "", "", "",
          tt.cycles ? grouped(tt.cycles) : "-", grouped(static_cast<uint64_t>(tt.macs)),
          tt.gemm_utilisation ? fmt::format("{:.1f}%", *tt.gemm_utilisation * 100) : "-",
-         grouped(tt.dram_bytes), fmt::format("{:.1f}", tt.accel_cpu_us + tt.cpu_layers_us),
+         grouped(tt.dram_bytes), report_number(tt.accel_cpu_us + tt.cpu_layers_us, 1),
          grouped(tt.cpu_cycles), fmt_opt(tt.speedup, ".2f")});
   s += t.render();
-  s += fmt::format("other CPU steps (quantize, pack, reshape, ...): {:.1f} us\n", tt.other_steps_us);
+  s += fmt::format("other CPU steps (quantize, pack, reshape, ...): {} us\n", report_number(tt.other_steps_us, 1));
   if (tt.cycles) {
-    s += fmt::format("offloaded layers: {} cycles = {:.1f} us at {} MHz vs {:.1f} us on the CPU "
-                     "(speedup {:.2f})\n",
-                     grouped(tt.cycles), tt.accel_us, r.clock_mhz, tt.accel_cpu_us,
-                     tt.speedup.value_or(0));
+    s += fmt::format("offloaded layers: {} cycles = {} us at {} MHz vs {} us on the CPU "
+                     "(speedup {})\n",
+                     grouped(tt.cycles), report_number(tt.accel_us, 1), r.clock_mhz,
+                     report_number(tt.accel_cpu_us, 1), report_number(tt.speedup.value_or(0), 2));
   }
   if (r.sim.insns == 0) {
     s += "simulator: no accelerator work in this run\n";
     return s;
   }
-  s += fmt::format("simulator: {} instructions in {:.3f} ms", grouped(r.sim.insns), r.sim.wall_seconds * 1e3);
+  s += fmt::format("simulator: {} instructions in {} ms", grouped(r.sim.insns), report_number(r.sim.wall_seconds * 1e3, 3));
   if (r.sim.cycles_per_second) {
     s += fmt::format(", {} simulated cycles/s", grouped(static_cast<uint64_t>(*r.sim.cycles_per_second)));
   }

@@ -135,4 +135,9 @@ std::string render_text(const RunReport& report);
 /// "1x3x224x224".
 std::string compact_shape(const std::vector<int64_t>& shape);
 
+/// A number of the text report with `places` decimals ("12.3"); beyond 10^12 in six significant
+/// digits ("1.23457e+15"), and "-" for an infinity or NaN: the report never prints inf, nan or a
+/// hundreds-of-digits expansion.
+std::string report_number(double v, int places);
+
 }  // namespace tessel::tools

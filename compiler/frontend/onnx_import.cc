@@ -17,6 +17,7 @@
 #include "runtime/executable.h"
 #include "support/checked.h"
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/text.h"
 
 namespace tessel::compiler::frontend {
@@ -34,6 +35,11 @@ struct FormalParam {
   std::string name;
   bool optional = false;
   bool variadic = false;
+  /// The schema's type string: a type parameter ("T") or one type ("tensor(int64)"); "" when
+  /// the definition gives none (com.microsoft's table).
+  std::string type_str;
+  /// The types the schema allows here ("tensor(float)", ...), sorted; empty = not checked.
+  std::vector<std::string> types;
 };
 
 /// An operator's definition at one opset: attributes with their types and whether they are
@@ -62,8 +68,13 @@ int last_schema_opset() {
 
 std::vector<FormalParam> formal(const std::vector<onnx::OpSchema::FormalParameter>& ps) {
   std::vector<FormalParam> v;
-  for (const auto& p : ps)
-    v.push_back({p.GetName(), p.GetOption() == onnx::OpSchema::Optional, p.GetOption() == onnx::OpSchema::Variadic});
+  for (const auto& p : ps) {
+    FormalParam f{p.GetName(), p.GetOption() == onnx::OpSchema::Optional, p.GetOption() == onnx::OpSchema::Variadic,
+                  p.GetTypeStr(), {}};
+    for (const onnx::DataType t : p.GetTypes()) f.types.push_back(*t);
+    std::sort(f.types.begin(), f.types.end());
+    v.push_back(std::move(f));
+  }
   return v;
 }
 
@@ -172,6 +183,56 @@ void check_against_definition(const ir::Node& n, const onnx::NodeProto& np, cons
   };
   check_params("input", np.input(), d.inputs, d.min_inputs, d.max_inputs);
   check_params("output", np.output(), d.outputs, d.min_outputs, d.max_outputs);
+}
+
+/// The ONNX type string of a Tessel value type ("tensor(float)").
+std::string onnx_type_str(DType t) {
+  switch (t) {
+    case DType::kF32: return "tensor(float)";
+    case DType::kU8: return "tensor(uint8)";
+    case DType::kI8: return "tensor(int8)";
+    case DType::kI32: return "tensor(int32)";
+    case DType::kI64: return "tensor(int64)";
+  }
+  return "tensor(?)";
+}
+
+/// Checks the element types of the node's inputs whose type is known at import (initializers,
+/// Constant outputs, graph inputs: `known[i]`) against the operator's type constraints at the
+/// model's opset: each input's type is one its formal parameter allows, and inputs that share a
+/// type parameter ("T" of Conv's X, W and B) have one type. Tessel reads FLOAT, UINT8, INT8, INT32
+/// and INT64 tensors (convert_dtype), so the accepted list is the schema's types among those.
+void check_input_types(const ir::Node& n, const onnx::NodeProto& np, const OpDef& d, const ir::Graph& g,
+                       const std::vector<bool>& known) {
+  if (d.inputs.empty()) return;
+  static const std::set<std::string> kReadable = {"tensor(float)", "tensor(uint8)", "tensor(int8)", "tensor(int32)",
+                                                  "tensor(int64)"};
+  std::map<std::string, std::pair<std::string, int>> bound;  // type parameter -> (type, input index)
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] < 0 || !known[i]) continue;
+    const FormalParam& p = d.inputs[std::min(i, d.inputs.size() - 1)];
+    if (p.types.empty()) continue;
+    const std::string type = onnx_type_str(g.values[static_cast<size_t>(n.inputs[i])].dtype);
+    if (!std::binary_search(p.types.begin(), p.types.end(), type)) {
+      std::string accepted;
+      for (const std::string& t : p.types) {
+        if (kReadable.count(t)) accepted += (accepted.empty() ? "" : ", ") + t;
+      }
+      ir::throw_unsupported(n, fmt::format("input {} ({}, value {}) has type {}; {} accepts {} there{}", i,
+                                           quote(p.name), quote(np.input(static_cast<int>(i))), type, d.what,
+                                           accepted.empty() ? std::string("no type Tessel reads") : accepted,
+                                           accepted.empty() ? "" : " (of the types Tessel reads)"));
+    }
+    if (p.type_str.rfind("tensor(", 0) == 0 || p.type_str.empty()) continue;  // a fixed type, no parameter
+    const auto [it, fresh] = bound.emplace(p.type_str, std::make_pair(type, static_cast<int>(i)));
+    if (!fresh && it->second.first != type) {
+      ir::throw_unsupported(n, fmt::format("input {} ({}, value {}) has type {} but input {} ({}) has type {}; {} "
+                                           "gives both type parameter {}, one type",
+                                           i, quote(p.name), quote(np.input(static_cast<int>(i))), type,
+                                           it->second.second, quote(np.input(it->second.second)), it->second.first,
+                                           d.what, quote(p.type_str)));
+    }
+  }
 }
 
 // ---------------------------------------------------------------- what Tessel implements
@@ -497,25 +558,42 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
   if (g.opset < 7 || g.opset > 18)
     throw_user_error("{}: ai.onnx opset {} not supported (7..18)", what, g.opset);
 
+  // Every name is defined once (ONNX graphs are SSA): by an initializer, a graph input or one
+  // output of one node. The one overlap ONNX allows is a graph input that an initializer of the
+  // same name gives a default (required before IR version 4, still legal after).
   std::map<std::string, int> ids;
+  std::map<std::string, std::string> defined_by;  // name -> what defined it, for messages
   auto define = [&](ir::Value v, const std::string& where) {
     if (v.name.empty()) throw_user_error("{}: {} has an empty name", what, where);
-    if (ids.count(v.name)) throw_user_error("{}: value {} is defined twice ({})", what, quote(v.name), where);
+    if (ids.count(v.name)) {
+      throw_user_error("{}: value {} is defined twice: by {} and by {}", what, quote(v.name), defined_by[v.name],
+                       where);
+    }
     const std::string name = v.name;
     const int id = g.add_value(std::move(v));
     ids[name] = id;
+    defined_by[name] = where;
     return id;
   };
 
   int64_t const_bytes = 0;
   std::map<int, std::string> constants;  // value id -> description, for the finiteness check
-  for (const auto& init : gp.initializer()) {
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const auto& init = gp.initializer(i);
     const std::string desc = fmt::format("initializer {}", quote(init.name()));
-    constants[define(read_tensor(init, desc, &const_bytes), "initializer")] = desc;
+    constants[define(read_tensor(init, desc, &const_bytes), fmt::format("initializer {} ({})", i, quote(init.name())))] =
+        desc;
   }
 
-  for (const auto& in : gp.input()) {
-    if (ids.count(in.name())) continue;  // old-style models list initializers as inputs
+  std::map<std::string, int> listed_inputs;  // graph input name -> its index in graph.input
+  for (int i = 0; i < gp.input_size(); ++i) {
+    const auto& in = gp.input(i);
+    if (const auto seen = listed_inputs.find(in.name()); seen != listed_inputs.end()) {
+      throw_user_error("{}: value {} is defined twice: by graph input {} and by graph input {}", what, quote(in.name()),
+                       seen->second, i);
+    }
+    listed_inputs[in.name()] = i;
+    if (ids.count(in.name())) continue;  // an initializer's graph input (its default value)
     const std::string where = fmt::format("graph input {}", quote(in.name()));
     if (!in.type().has_tensor_type()) throw_user_error("{}: {} is not a tensor", what, where);
     const auto& tt = in.type().tensor_type();
@@ -542,7 +620,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
     }
     if (declared) declared->push_back(std::move(decl));
     v.shape_known = true;
-    g.inputs.push_back(define(std::move(v), where));
+    g.inputs.push_back(define(std::move(v), fmt::format("graph input {} ({})", i, quote(in.name()))));
   }
   if (g.inputs.empty()) throw_user_error("{}: the graph has no (non-initializer) inputs", what);
 
@@ -561,7 +639,8 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
     if (!imports.count(domain))
       ir::throw_unsupported(n, fmt::format("the model does not import the {} domain of its operator", quote(domain)));
     // What the operator defines at the model's opset (ONNX's schema), then what Tessel implements.
-    check_against_definition(n, np, op_def(n, domain, g.opset));
+    const OpDef def = op_def(n, domain, g.opset);
+    check_against_definition(n, np, def);
     for (const auto& a : np.attribute()) {
       if (!spec->second.attrs.count(a.name()))
         ir::throw_unsupported(n, fmt::format("attribute {} not supported", quote(a.name())));
@@ -611,6 +690,17 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
     }
     // Trailing omitted inputs carry no information.
     while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
+    // Element types known at import (constants and graph inputs) against the operator's type
+    // constraints.
+    {
+      std::vector<bool> known(n.inputs.size(), false);
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (n.inputs[i] < 0) continue;
+        const ir::Value& v = g.values[static_cast<size_t>(n.inputs[i])];
+        known[i] = v.is_const || std::find(g.inputs.begin(), g.inputs.end(), n.inputs[i]) != g.inputs.end();
+      }
+      check_input_types(n, np, def, g, known);
+    }
     for (int k = 0; k < np.output_size(); ++k) {
       const std::string& out = np.output(k);
       if (k == 0) {
@@ -624,7 +714,7 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
       }
       ir::Value v;
       v.name = out;
-      n.outputs.push_back(define(std::move(v), ir::describe(n)));
+      n.outputs.push_back(define(std::move(v), fmt::format("output {} of {}", k, ir::describe(n))));
     }
     spec->second.check(n);
     g.nodes.push_back(std::move(n));
@@ -643,12 +733,8 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
 }
 
 ir::Graph import_onnx_file(const std::string& path, int64_t batch, std::vector<DeclaredInput>* declared) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw_io_error("cannot open onnx model {}", quote(path));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw_io_error("cannot read onnx model {}", quote(path));
-  ir::Graph g = import_onnx_bytes(ss.str(), path, batch, declared);
+  ir::Graph g = import_onnx_bytes(support::read_file_bounded_string(path, support::kMaxModelFileBytes, "an ONNX model"),
+                                  path, batch, declared);
   // The model is named after its file ("mnist-12"), which is more telling than graph names.
   const std::string base = path.substr(path.find_last_of('/') + 1);
   g.name = base.size() > 5 && base.ends_with(".onnx") ? base.substr(0, base.size() - 5) : base;

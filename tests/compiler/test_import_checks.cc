@@ -426,5 +426,100 @@ TEST(ImportChecks, ScalarInputsMustHoldOneValue) {
   EXPECT_EQ(ir::const_scalar_i64(g, g.add_const_i64("z", {1}, {-3}), n, "zero point"), -3);
 }
 
+// ---------------------------------------------------------------- issue 7 F2: element types
+
+TEST(ImportChecks, InputTypesAreCheckedAgainstTheOperatorsTypeConstraints) {
+  // An INT64 Conv weight was "internal error: value 'w' has no float or int8 form".
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.init(testing::i64_tensor("w", {4, 3, 3, 3}, std::vector<int64_t>(108, 1)));
+    b.node("Conv", "conv1", {"x", "w"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(compile_error(b, "i64_w.onnx"),
+              "node 'conv1' (Conv): input 1 ('W', value 'w') has type tensor(int64); Conv at opset 13 accepts "
+              "tensor(float) there (of the types Tessel reads)");
+  }
+  // An INT64 Relu input from a Constant.
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.init(testing::i64_tensor("c", {1}, {2}));
+    b.node("Add", "add1", {"x", "c"}, {"y"});
+    b.output("y");
+    // Add's T allows int64, but X is float: both inputs of T must have one type.
+    EXPECT_EQ(import_error(b),
+              "node 'add1' (Add): input 1 ('B', value 'c') has type tensor(int64) but input 0 ('x') has type "
+              "tensor(float); Add at opset 13 gives both type parameter 'T', one type");
+  }
+  // Reshape's shape must be int64 (a fixed type, not a parameter).
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.init(testing::f32_tensor("s", {2}, {1, 192}));
+    b.node("Reshape", "r", {"x", "s"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(import_error(b), "node 'r' (Reshape): input 1 ('shape', value 's') has type tensor(float); Reshape at "
+                               "opset 13 accepts tensor(int64) there (of the types Tessel reads)");
+  }
+  // The well-typed versions import.
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.init(testing::i64_tensor("s", {2}, {1, 192}));
+    b.node("Reshape", "r", {"x", "s"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(import_error(b), "");
+  }
+}
+
+// ---------------------------------------------------------------- issue 7 F10: one definition per name
+
+TEST(ImportChecks, EveryNameIsDefinedOnce) {
+  // A graph input listed twice was accepted.
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    *b.model.mutable_graph()->add_input() = b.model.graph().input(0);
+    b.node("Relu", "relu", {"x"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(import_error(b), "'m': value 'x' is defined twice: by graph input 0 and by graph input 1");
+  }
+  // Two initializers of one name.
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.init(testing::f32_tensor("c", {1}, {1}));
+    b.init(testing::f32_tensor("c", {1}, {2}));
+    b.node("Add", "add1", {"x", "c"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(import_error(b), "'m': value 'c' is defined twice: by initializer 0 ('c') and by initializer 1 ('c')");
+  }
+  // A node output that redefines a graph input, and two nodes with one output name (SSA).
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.node("Relu", "relu", {"x"}, {"x"});
+    b.output("x");
+    EXPECT_EQ(import_error(b), "'m': value 'x' is defined twice: by graph input 0 ('x') and by output 0 of node 'relu' (Relu)");
+  }
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.node("Relu", "r1", {"x"}, {"y"});
+    b.node("Relu", "r2", {"x"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(import_error(b), "'m': value 'y' is defined twice: by output 0 of node 'r1' (Relu) and by output 0 of node "
+                               "'r2' (Relu)");
+  }
+  // The overlap ONNX allows: an initializer that is also a graph input (its default value).
+  {
+    OnnxBuilder b({1, 3, 8, 8});
+    b.init(testing::f32_tensor("c", {1}, {1}));
+    auto* in = b.model.mutable_graph()->add_input();
+    in->set_name("c");
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+    b.node("Add", "add1", {"x", "c"}, {"y"});
+    b.output("y");
+    EXPECT_EQ(import_error(b), "");
+    // ... but listed twice as a graph input it is an error too.
+    *b.model.mutable_graph()->add_input() = b.model.graph().input(1);
+    EXPECT_EQ(import_error(b), "'m': value 'c' is defined twice: by graph input 1 and by graph input 2");
+  }
+}
+
 }  // namespace
 }  // namespace tessel::compiler

@@ -15,6 +15,7 @@
 #include "compiler/driver/compile.h"
 #include "runtime/device.h"
 #include "runtime/graph_executor.h"
+#include "support/file_read.h"
 #include "support/npy.h"
 #include "tools/commands.h"
 #include "tools/inputs.h"
@@ -88,7 +89,7 @@ const std::map<std::string, ModelCase>& cases() {
 }
 
 std::vector<float> read_f32(const std::string& path) {
-  const std::vector<uint8_t> b = support::read_file_bytes(kRoot + "/" + path);
+  const std::vector<uint8_t> b = support::read_file_bounded(kRoot + "/" + path, support::kMaxModelFileBytes, "a test output");
   std::vector<float> v(b.size() / 4);
   std::memcpy(v.data(), b.data(), v.size() * 4);
   return v;

@@ -1,5 +1,6 @@
 // Errors of the config parser, the encoder/decoder, the assembler and the Program container:
 // each must be a tessel::UserError (or IoError) whose message names the thing and the value.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -120,6 +121,28 @@ TEST(IsaConfigParse, ToJsonIsStableAndComplete) {
   }
   EXPECT_LT(j.find("LOG_INP_WIDTH"), j.find("TOKEN_QUEUE_DEPTH"));
   EXPECT_EQ(j, HwConfig{}.to_json());
+}
+
+// Issue 7 F11: every numeric key has a range, checked when the configuration is read; a clock
+// that makes every derived time infinite (a subnormal 1e-310 MHz) or enormous is an error.
+TEST(IsaConfigErrors, EveryNumericKeyHasARange) {
+  for (const char* clock : {"1e-310", "1e-300", "0.0009", "-1", "1000000.5", "1e300"}) {
+    const std::string json = std::string(R"({"CLOCK_MHZ": )") + clock + "}";
+    expect_error([&] { HwConfig::from_json(json); }, {"config key CLOCK_MHZ: ", "is out of range (a clock of 0.001 to 1000000 MHz)"});
+  }
+  EXPECT_EQ(HwConfig::from_json(R"({"CLOCK_MHZ": 0.001})").clock_mhz, 0.001);
+  EXPECT_EQ(HwConfig::from_json(R"({"CLOCK_MHZ": 1000000})").clock_mhz, 1e6);
+  const std::pair<const char*, const char*> outside[] = {
+      {"LOG_BATCH", "7"},          {"LOG_BLOCK_IN", "9"},        {"LOG_BLOCK_OUT", "-1"},
+      {"LOG_UOP_BUFF_SIZE", "31"}, {"LOG_INP_BUFF_SIZE", "-1"},  {"LOG_WGT_BUFF_SIZE", "31"},
+      {"LOG_ACC_BUFF_SIZE", "31"}, {"LOG_BUS_WIDTH", "11"},      {"DRAM_LATENCY", "1000001"},
+      {"CMD_QUEUE_DEPTH", "16777217"}, {"TOKEN_QUEUE_DEPTH", "16777217"}, {"LOG_BATCH", "4294967296"}};
+  for (const auto& [key, value] : outside) {
+    const std::string json = fmt::format(R"({{"{}": {}}})", key, value);
+    expect_error([&] { HwConfig::from_json(json); }, {key, value});
+  }
+  EXPECT_EQ(HwConfig::from_json(R"({"DRAM_LATENCY": 1000000})").dram_latency, 1000000);
+  EXPECT_EQ(HwConfig::from_json(R"({"TOKEN_QUEUE_DEPTH": 16777216})").token_queue_depth, 1 << 24);
 }
 
 TEST(IsaConfigErrors, NamedKeyAndValue) {

@@ -31,15 +31,17 @@ HostTensor input_tensor() {
   return h;
 }
 
-TEST(GraphExecutorErrors, AcceleratorMismatchIsInternalError) {
+TEST(GraphExecutorErrors, AcceleratorMismatchIsAStepMismatchError) {
   const isa::HwConfig cfg;
   // The Program shifts by 4 while the step's attributes say 5.
   const Executable exe = testing::HandConv().executable(cfg, 4);
   auto dev = Device::create("fsim", cfg, 1 << 22);
   GraphExecutor ge(exe, *dev);
-  const std::string msg = error_of<InternalError>([&] { ge.run({input_tensor()}); });
-  EXPECT_MSG(msg, "step 'conv' on device fsim: accelerator output differs from the cpu qconv2d "
-                  "kernel in ");
+  const std::string msg = error_of<StepMismatchError>([&] { ge.run({input_tensor()}); });
+  EXPECT_MSG(msg, "step 'conv' on device fsim: the executable's accelerator step disagrees with its CPU "
+                  "reference (the qconv2d kernel) in ");
+  EXPECT_MSG(msg, "the executable may have been altered after it was compiled, or this is a Tessel bug");
+  EXPECT_EQ(msg.find("internal error"), std::string::npos) << msg;
   EXPECT_FALSE(ge.measurements()[2].cpu_matches_accel);
   // Without the check the run completes (and gives the Program's result).
   ExecOptions opts;
@@ -88,6 +90,39 @@ TEST(GraphExecutorErrors, BadExecutables) {
              "requant shift 99 is outside [0, 31]");
   // Nothing stays loaded after a failed construction.
   EXPECT_EQ(dev->alloc(1 << 22, 4096), 0u);
+}
+
+// Issue 7 F4: a checksum-valid executable with no steps ran and gave all-zero outputs, one with
+// no outputs ran too. The structure is checked when the executor is built.
+TEST(GraphExecutorErrors, ExecutableStructureIsCheckedAtLoad) {
+  const isa::HwConfig cfg;
+  auto dev = Device::create("fsim", cfg, 1 << 22);
+  Executable exe = testing::HandConv().executable(cfg);
+  const std::string out_name = exe.tensors.at(static_cast<size_t>(exe.outputs.at(0))).name;
+  exe.steps.clear();
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             "graph output '" + out_name + "' is written by no step and is no graph input or constant");
+  exe = testing::HandConv().executable(cfg);
+  exe.steps.pop_back();  // the last step writes the graph output
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             "graph output '" + out_name + "' is written by no step");
+  exe = testing::HandConv().executable(cfg);
+  exe.outputs.clear();
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }), "has no graph outputs: it computes nothing");
+  // A tensor written twice (SSA), and a step that writes a graph input.
+  exe = testing::HandConv().executable(cfg);
+  exe.steps.push_back(exe.steps.back());
+  exe.steps.back().name = "again";
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             fmt::format("tensor '{}' is written twice: by step {} ('{}') and by step {} ('again')", out_name,
+                         exe.steps.size() - 2, exe.steps[exe.steps.size() - 2].name, exe.steps.size() - 1));
+  exe = testing::HandConv().executable(cfg);
+  exe.steps[0].outputs = exe.inputs;
+  EXPECT_MSG(error_of<UserError>([&] { GraphExecutor ge(exe, *dev); }),
+             "step 'quant_in' writes graph input '" + exe.tensors.at(static_cast<size_t>(exe.inputs[0])).name + "'");
+  // The unaltered executable builds.
+  exe = testing::HandConv().executable(cfg);
+  EXPECT_NO_THROW(GraphExecutor(exe, *dev));
 }
 
 TEST(GraphExecutorErrors, BadInputs) {

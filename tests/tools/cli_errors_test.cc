@@ -1,5 +1,6 @@
 // The `tessel` command line on bad arguments and bad files: one "error: ..." line on stderr,
 // exit code 2 for usage errors and 1 for everything else, never a crash.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,6 +50,39 @@ TEST(CliUsage, HelpIsNotAnError) {
   EXPECT_NE(r.out.find("--report-json"), std::string::npos);
 }
 
+// Issue 7 F6: an option given an empty value names nothing: a usage error naming the option, for
+// every option that takes a value, of every subcommand.
+TEST(CliUsage, EmptyOptionValuesAreErrors) {
+  const std::string out = temp_file("empty_out.npy");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"run", kMnistInt8, "--input", kDigit0, "--output", ""}, "--output of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "-o", ""}, "--output of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--report-json", ""}, "--report-json of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--shape", ""}, "--shape of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--config", ""}, "--config of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--labels", ""}, "--labels of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--calib", ""}, "--calib of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--dump-ir", ""}, "--dump-ir of tessel run"},
+      {{"run", kMnistInt8, "--input", kDigit0, "--reference", ""}, "--reference of tessel run"},
+      {{"run", kMnistInt8, "--input", ""}, "--input of tessel run"},
+      {{"run", "", "--input", kDigit0}, "the model argument of tessel run"},
+      {{"compile", kMnistInt8, "-o", ""}, "--output of tessel compile"},
+      {{"compile", kMnistInt8, "-o", out, "--config", ""}, "--config of tessel compile"},
+      {{"asm", "", "-o", out}, "the input argument of tessel asm"},
+      {{"asm", "tests/golden/tools/gemm_tile.s", "-o", out, "--config", ""}, "--config of tessel asm"},
+      {{"disasm", ""}, "the program argument of tessel disasm"},
+      {{"sim", "tests/golden/tools/gemm_tile.s", "--trace", ""}, "--trace of tessel sim"},
+      {{"sim", "tests/golden/tools/gemm_tile.s", "--segment", ""}, "--segment of tessel sim"},
+      {{"simcmp", "tests/golden/tools/gemm_tile.s", "--config", ""}, "--config of tessel simcmp"},
+      {{"config", "--print", "--config", ""}, "--config of tessel config"},
+  };
+  for (const auto& [args, option] : cases) {
+    const CliResult r = run_cli(args);
+    expect_error(r, 2, option + " was given an empty value");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST(CliErrors, NonexistentModel) {
   expect_error(run_cli({"run", "models/no_such_model.onnx", "--input", kDigit0}), 1, "no_such_model.onnx");
 }
@@ -71,10 +105,33 @@ TEST(CliErrors, WrongSizeBinWithShapeOption) {
   const std::string plain = temp_file("digit_plain.bin");
   write(plain, std::string(3136, '\0'));
   expect_error(run_cli({"run", kMnistInt8, "--input", plain, "--shape", "1,1,28,27"}), 1,
-               "holds 3136 bytes but shape [1, 1, 28, 27] of f32 needs 3024 bytes");
+               "holds 3136 bytes, more than 3024 bytes, the limit for shape [1, 1, 28, 27] of f32");
   // With a shape in its name, a --shape that differs is an error naming both.
   expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--shape", "1,1,28,27"}), 1,
                "holds shape [1, 1, 28, 28] by its file name, but --shape gives [1, 1, 28, 27]");
+}
+
+// Issue 7 F8 and F9: a raw file name's shape is digits and 'x' only; a .npy header is printable
+// ASCII padded with spaces and ended by a newline.
+TEST(CliErrors, MalformedShapesInNamesAndNpyHeadersAreErrors) {
+  for (const char* name : {"x_f32_-1x28x28.bin", "x_f32_+1x1x28x28.bin"}) {
+    const std::string p = temp_file(name);
+    write(p, std::string(3136, '\0'));
+    expect_error(run_cli({"run", kMnistInt8, "--input", p}), 1,
+                 std::string("the file name suffix '") + std::string(name).substr(1, std::string(name).size() - 5) +
+                     "' has no valid shape");
+  }
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 28, 28), }";
+  while ((10 + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  h[h.size() - 3] = '\0';
+  std::string npy = std::string("\x93NUMPY\x01\x00", 8);
+  npy += static_cast<char>(h.size() & 0xff);
+  npy += static_cast<char>(h.size() >> 8);
+  const std::string p = temp_file("nul_header.npy");
+  write(p, npy + h + std::string(3136, '\0'));
+  expect_error(run_cli({"run", kMnistInt8, "--input", p}), 1,
+               fmt::format("header byte {} is 0x00, not printable ASCII", h.size() - 3));
 }
 
 TEST(CliErrors, RawBinWithoutShapeUsesTheModelShape) {

@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "runtime/device.h"
 #include "runtime/executable.h"
+#include "support/file_read.h"
 #include "support/npy.h"
 #include "tools/report.h"
 
@@ -19,7 +20,7 @@ const std::string kMnistInt8 = "models/onnx-zoo/mnist-12-int8.ort-qoperator.onnx
 const std::string kDigit0 = "data/reference/inputs/mnist_t10k_00000_f32_1x1x28x28.bin";
 
 std::string read_text(const std::string& path) {
-  const auto b = support::read_file_bytes(path);
+  const auto b = support::read_file_bounded(path, support::kMaxModelFileBytes, "a test output");
   return std::string(b.begin(), b.end());
 }
 
@@ -41,7 +42,7 @@ TEST(CliGolden, AsmDisasmRoundTrip) {
   EXPECT_EQ(r.out, read_text(std::string(TESSEL_SOURCE_DIR) + "/" + golden));
   r = run_cli({"asm", golden, "-o", bin2});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(support::read_file_bytes(bin), support::read_file_bytes(bin2));
+  EXPECT_EQ(support::read_file_bounded(bin, support::kMaxModelFileBytes, "a test output"), support::read_file_bounded(bin2, support::kMaxModelFileBytes, "a test output"));
 }
 
 // The golden program computes out[o] = 2*inp[o] + inp[0] for inp[k] = k - 8 (see gemm_tile.s):
@@ -60,7 +61,7 @@ TEST(CliGolden, SimRunsTheProgramOnBothSimulators) {
     if (sim == "cycle") {
       EXPECT_NE(r.out.find("module"), std::string::npos) << r.out;
     }
-    const std::vector<uint8_t> bytes = support::read_file_bytes(out);
+    const std::vector<uint8_t> bytes = support::read_file_bounded(out, support::kMaxModelFileBytes, "a test output");
     ASSERT_GE(bytes.size(), 16u);
     for (int o = 0; o < 16; ++o) {
       const int want = o == 0 ? -16 : 2 * (o - 8) - 8;
@@ -80,12 +81,12 @@ TEST(CliGolden, BinaryRoundTripAndSimFromTheBinary) {
   support::write_file_bytes(dis, std::vector<uint8_t>(r.out.begin(), r.out.end()));
   r = run_cli({"asm", dis, "-o", bin2});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(support::read_file_bytes(bin), support::read_file_bytes(bin2));
+  EXPECT_EQ(support::read_file_bounded(bin, support::kMaxModelFileBytes, "a test output"), support::read_file_bounded(bin2, support::kMaxModelFileBytes, "a test output"));
   const std::string out = temp_file("out.bin");
   r = run_cli({"sim", bin, "--segment", "inp=tests/golden/tools/gemm_tile_inp.bin", "--segment",
                "wgt=tests/golden/tools/gemm_tile_wgt.bin", "--alloc", "out=16", "--dump-segment", "out=" + out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::vector<uint8_t> bytes = support::read_file_bytes(out);
+  const std::vector<uint8_t> bytes = support::read_file_bounded(out, support::kMaxModelFileBytes, "a test output");
   ASSERT_GE(bytes.size(), 16u);
   for (int o = 0; o < 16; ++o) EXPECT_EQ(static_cast<int8_t>(bytes[o]), o == 0 ? -16 : 2 * (o - 8) - 8) << o;
 }
@@ -384,7 +385,7 @@ TEST(CliGolden, CompileWritesALoadableExecutable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_cli({"compile", kMnistInt8, "-o", tsx2});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(support::read_file_bytes(tsx), support::read_file_bytes(tsx2));
+  EXPECT_EQ(support::read_file_bounded(tsx, support::kMaxModelFileBytes, "a test output"), support::read_file_bounded(tsx2, support::kMaxModelFileBytes, "a test output"));
   const runtime::Executable exe = runtime::Executable::load(tsx);
   EXPECT_EQ(exe.inputs.size(), 1u);
   EXPECT_EQ(exe.outputs.size(), 1u);

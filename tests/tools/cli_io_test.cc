@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "cli_util.h"
+#include "runtime/executable.h"
+#include "support/file_read.h"
 #include "support/npy.h"
 #include "tests/compiler/test_util.h"
 
@@ -76,7 +78,7 @@ TEST(CliShape, RawFileNameShapeWinsOverADisagreeingShape) {
   const std::string plain = temp_file("plain_digit.bin");
   write(plain, slurp(kDigit0));
   expect_error(run_cli({"run", kMnistInt8, "--input", plain, "--shape", "1,1,28,27"}), 1,
-               "holds 3136 bytes but shape [1, 1, 28, 27] of f32 needs 3024 bytes");
+               "holds 3136 bytes, more than 3024 bytes, the limit for shape [1, 1, 28, 27] of f32");
   EXPECT_EQ(run_cli({"run", kMnistInt8, "--input", plain, "--shape", "1,1,28,28"}).exit_code, 0);
 }
 
@@ -353,6 +355,136 @@ TEST(CliMessages, CraftedInputsGiveNamedErrorsWithoutLibraryText) {
       EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.what << ": " << r.err;
     }
   }
+}
+
+// ---- issue 7 F3: one bounded reader for every input file ----
+TEST(CliFiles, EndlessAndSpecialInputsStopAtTheirKindsLimit) {
+  expect_error(run_cli({"config", "--print", "--config", "/dev/zero"}), 1,
+               "'/dev/zero' holds more than 67108864 bytes, the limit for a configuration file");
+  expect_error(run_cli({"asm", "/dev/zero", "-o", temp_file("zero.bin")}), 1,
+               "'/dev/zero' holds more than 67108864 bytes, the limit for assembler text");
+  expect_error(run_cli({"sim", "/dev/zero"}), 1,
+               "'/dev/zero' holds more than 2147483648 bytes, the limit for a Program binary or assembler text");
+  // A character device's st_size (0) is not its length: the raw input is read up to its shape.
+  expect_error(run_cli({"run", kMnistInt8, "--input", "/dev/zero"}), 1,
+               "'/dev/zero' holds more than 3136 bytes, the limit for shape [1, 1, 28, 28] of f32");
+  // An endless model stops at 2 GiB, within a 4 GB address space.
+  CliRunSpec small;
+  small.max_virtual_kib = 4000000;
+  expect_error(run_cli({"run", "/dev/zero", "--input", kDigit0}, small), 1,
+               "'/dev/zero' holds more than 2147483648 bytes, the limit for an ONNX model");
+  // Assembler text with a NUL names its line and column; so does another control byte.
+  write(temp_file("nul.s"), std::string("; gemm\nFINISH\nLOAD\0 INP\n", 24));
+  expect_error(run_cli({"asm", temp_file("nul.s"), "-o", temp_file("nul.bin")}), 1,
+               "nul.s' line 3, column 5: byte 0x00 is not assembler text");
+  write(temp_file("bell.s"), "FINISH\n  \x07\n");
+  expect_error(run_cli({"asm", temp_file("bell.s"), "-o", temp_file("bell.bin")}), 1,
+               "bell.s' line 2, column 3: byte 0x07 is not assembler text");
+}
+
+// ---- issue 7 F5: --help and --version check standard output too ----
+TEST(CliFiles, HelpAndVersionToAFullDeviceFail) {
+  CliRunSpec full;
+  full.stdout_path = "/dev/full";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"--version"}, {"run", "--help"}, {"asm", "--help"}, {"sim", "-h"}}) {
+    expect_error(run_cli(args, full), 1, "cannot write standard output: ");
+  }
+  const CliResult ok = run_cli({"--version"});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.out, "tessel 0.1.0\n");
+}
+
+// ---- issue 7 F7: two outputs of one command, or an output and an input, on one file ----
+TEST(CliFiles, OutputsThatAreTheSameFileOrAnInputAreErrors) {
+  const std::string dir = temp_file("same");
+  fs::create_directories(dir);
+  const std::string a = dir + "/a.npy";
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--output", a, "--report-json", a}), 1,
+               "--output '" + a + "' and --report-json '" + a + "' are the same file");
+  EXPECT_FALSE(fs::exists(a));
+  // Spelled differently: "./", "..", a symbolic link, a hard link.
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--output", dir + "/./a.npy", "--report-json",
+                        dir + "/../same/a.npy"}),
+               1, "are the same file");
+  write(a, "keep");
+  fs::create_symlink(a, dir + "/sym.npy");
+  fs::create_hard_link(a, dir + "/hard.npy");
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--output", dir + "/sym.npy", "--report-json",
+                        dir + "/hard.npy"}),
+               1, "--output '" + dir + "/sym.npy' and --report-json '" + dir + "/hard.npy' are the same file");
+  EXPECT_EQ(slurp(a), "keep");
+  // An output that is one of the command's inputs.
+  const std::string digit = dir + "/digit_f32_1x1x28x28.bin";
+  fs::copy_file(kDigit0, digit);
+  expect_error(run_cli({"run", kMnistInt8, "--input", digit, "--output", digit}), 1,
+               "--output '" + digit + "' would overwrite --input '" + digit + "', an input of this command");
+  EXPECT_EQ(slurp(digit), slurp(kDigit0));
+  const std::string model = dir + "/m.onnx";
+  fs::copy_file(kMnistInt8, model);
+  expect_error(run_cli({"compile", model, "-o", model}), 1, "would overwrite model '" + model + "'");
+  expect_error(run_cli({"run", model, "--input", kDigit0, "--report-json", model}), 1,
+               "--report-json '" + model + "' would overwrite model '" + model + "'");
+  EXPECT_EQ(slurp(model), slurp(kMnistInt8));
+  const std::string src = dir + "/g.s";
+  fs::copy_file(kGemm, src);
+  expect_error(run_cli({"asm", src, "-o", src}), 1, "--output '" + src + "' would overwrite input '" + src + "'");
+  std::vector<std::string> sim = gemm_sim_args();
+  sim.insert(sim.end(), {"--sim", "cycle", "--trace", dir + "/t.json", "--dump-segment", "out=" + dir + "/t.json"});
+  expect_error(run_cli(sim), 1, "--trace '" + dir + "/t.json' and --dump-segment '" + dir + "/t.json' are the same file");
+  std::vector<std::string> sim_in = gemm_sim_args();
+  sim_in.insert(sim_in.end(), {"--dump-segment", "out=tests/golden/tools/gemm_tile_inp.bin"});
+  expect_error(run_cli(sim_in), 1, "would overwrite --segment 'tests/golden/tools/gemm_tile_inp.bin'");
+}
+
+// ---- issue 7 F4: a checksum-valid executable without steps or outputs is an error ----
+TEST(CliFiles, AnExecutableWithoutStepsOrOutputsIsAnError) {
+  const std::string tsx = temp_file("structure.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  const runtime::Executable exe = runtime::Executable::deserialize(
+      support::read_file_bounded(tsx, support::kMaxModelFileBytes, "a test executable"));
+  runtime::Executable no_steps = exe;
+  no_steps.steps.clear();
+  support::write_file_bytes(temp_file("no_steps.tsx"), no_steps.serialize());
+  const std::string out = temp_file("no_steps.npy");
+  const CliResult r = run_cli({"run", temp_file("no_steps.tsx"), "--input", kDigit0, "--output", out});
+  expect_error(r, 1, "is written by no step and is no graph input or constant");
+  EXPECT_FALSE(fs::exists(out));
+  runtime::Executable no_outputs = exe;
+  no_outputs.outputs.clear();
+  support::write_file_bytes(temp_file("no_outputs.tsx"), no_outputs.serialize());
+  expect_error(run_cli({"run", temp_file("no_outputs.tsx"), "--input", kDigit0}), 1,
+               "has no graph outputs: it computes nothing");
+}
+
+// ---- issue 7 F12: an executable whose accelerator step disagrees with its CPU reference ----
+TEST(CliFiles, AnAlteredExecutableIsItsOwnErrorWithExitCode3) {
+  const std::string tsx = temp_file("altered.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  runtime::Executable exe = runtime::Executable::deserialize(
+      support::read_file_bounded(tsx, support::kMaxModelFileBytes, "a test executable"));
+  // The CPU reference of the first accelerator step reads its weights from the tensor data; the
+  // Program carries its own copy. Altering the tensor (the sections rechecksummed by serialize())
+  // makes them disagree.
+  bool altered = false;
+  for (const runtime::Step& st : exe.steps) {
+    if (st.placement != runtime::Placement::kAccel || altered) continue;
+    for (int idx : st.inputs) {
+      runtime::TensorDesc& t = exe.tensors.at(static_cast<size_t>(idx));
+      if (!t.is_constant() || t.data.size() < 64) continue;
+      for (size_t i = 0; i < t.data.size(); i += 3) t.data[i] = static_cast<uint8_t>(t.data[i] ^ 0x55);
+      altered = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(altered);
+  support::write_file_bytes(tsx, exe.serialize());
+  const CliResult r = run_cli({"run", tsx, "--input", kDigit0});
+  expect_error(r, 3, "the executable's accelerator step disagrees with its CPU reference");
+  EXPECT_NE(r.err.find("the executable may have been altered after it was compiled, or this is a Tessel bug"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
 }
 
 }  // namespace

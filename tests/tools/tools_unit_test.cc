@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/npy.h"
 #include "tools/commands.h"
 #include "tools/inputs.h"
@@ -151,6 +152,34 @@ TEST(NpyErrors, MalformedFiles) {
             std::string::npos);
 }
 
+// Issue 7 F9: the header is an ASCII Python literal padded with spaces and ended by one '\n',
+// as NumPy's format specification says; NumPy rejects anything else, and so does Tessel.
+TEST(NpyErrors, HeaderBytesFollowTheSpecification) {
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  const std::vector<uint8_t> data = {0, 0, 128, 63};
+  EXPECT_EQ(support::decode_npy(npy_with_header(dict, data), "ok.npy").data, std::vector<float>{1.0f});
+  // A NUL (or another control byte, or a non-ASCII byte) in the padding or inside the dict.
+  for (const auto& [at, byte] : std::vector<std::pair<size_t, uint8_t>>{{62, 0x00}, {20, 0x00}, {62, 0x01},
+                                                                         {63, 0x7f}, {62, 0xe9}, {62, '\t'}}) {
+    std::vector<uint8_t> b = npy_with_header(dict, data);
+    b[10 + at] = byte;
+    EXPECT_NE(user_error_of([&] { support::decode_npy(b, "bad.npy"); })
+                  .find(fmt::format("malformed .npy file bad.npy: header byte {} is 0x{:02x}, not printable ASCII",
+                                    at, byte)),
+              std::string::npos)
+        << at << " " << int{byte};
+  }
+  // Not ended by a newline.
+  std::vector<uint8_t> b = npy_with_header(dict, data);
+  b[10 + 117] = ' ';  // the header's last byte (118 bytes: 57 of dict, spaces, newline)
+  EXPECT_NE(user_error_of([&] { support::decode_npy(b, "nl.npy"); }).find("does not end with a newline"),
+            std::string::npos);
+  // Anything but spaces after the dict.
+  EXPECT_NE(user_error_of([&] { support::decode_npy(npy_with_header(dict + " x", data), "tail.npy"); })
+                .find("header byte 58 after the dict is 'x', not the space padding"),
+            std::string::npos);
+}
+
 TEST(RawFiles, ShapeFromFileName) {
   auto s = support::spec_from_file_name("data/reference/inputs/imagenet_cat_f32_1x3x224x224.bin");
   ASSERT_TRUE(s);
@@ -169,6 +198,12 @@ TEST(RawFiles, ShapeFromFileName) {
                           "x_q7_1x1x28x28.bin", "x_f32_.bin"}) {
     EXPECT_THROW(support::spec_from_file_name(bad), UserError) << bad;
   }
+  // Issue 7 F8: a sign, or anything but digits and 'x' after a known dtype, is malformed too.
+  for (const char* bad : {"x_f32_-1x28x28.bin", "x_f32_+1x1x28x28.bin", "x_f32_1x-28.bin", "x_u8_1,2.bin",
+                          "x_f32_1x28x28-.bin", "x_i8_2x+2.bin", "x_f32_1x28x28y.bin"}) {
+    EXPECT_NE(user_error_of([&] { support::spec_from_file_name(bad); }).find("has no valid shape"), std::string::npos)
+        << bad;
+  }
 }
 
 TEST(RawFiles, ParseShape) {
@@ -178,6 +213,23 @@ TEST(RawFiles, ParseShape) {
   EXPECT_NE(user_error_of([] { support::parse_shape("1,-3"); }).find("'-3' is not a positive integer"),
             std::string::npos);
   EXPECT_NE(user_error_of([] { support::parse_shape("0,3"); }).find("dimension 0 is not positive"),
+            std::string::npos);
+}
+
+// Issue 7 F3: a raw tensor is read only up to the bytes its shape needs: an endless file is an
+// error after one byte too many, not a read until memory runs out.
+TEST(RawFiles, EndlessFilesStopAtTheShapesSize) {
+  EXPECT_NE(user_error_of([] { support::read_raw("/dev/zero", FileDType::kF32, {1, 1, 28, 28}); })
+                .find("'/dev/zero' holds more than 3136 bytes, the limit for shape [1, 1, 28, 28] of f32"),
+            std::string::npos);
+  // A character device is read, not measured: /dev/null holds 0 bytes.
+  EXPECT_NE(user_error_of([] { support::read_raw("/dev/null", FileDType::kU8, {4}); })
+                .find("/dev/null holds 0 bytes but shape [4] of u8 needs 4 bytes"),
+            std::string::npos);
+  const std::string p = temp_path("long_f32_1x2.bin");
+  write_bytes(p, std::vector<uint8_t>(12, 0));
+  EXPECT_NE(user_error_of([&] { support::read_tensor_file(p); })
+                .find("holds 12 bytes, more than 8 bytes, the limit for shape [1, 2] of f32"),
             std::string::npos);
 }
 
@@ -248,6 +300,18 @@ TEST(Labels, Defaults) {
   EXPECT_EQ(imagenet[282], "tiger cat");
   EXPECT_EQ(imagenet[258], "Samoyed");
   EXPECT_TRUE(default_labels(1000, {1, 3, 224, 224}, {"/nonexistent/x.txt"}).empty());
+}
+
+// Issue 7 F11: the text report never prints inf, nan or a 300-digit number.
+TEST(Report, NumbersAreFiniteAndShort) {
+  EXPECT_EQ(report_number(12.345, 1), "12.3");
+  EXPECT_EQ(report_number(0.5, 2), "0.50");
+  EXPECT_EQ(report_number(std::numeric_limits<double>::infinity(), 1), "-");
+  EXPECT_EQ(report_number(-std::numeric_limits<double>::infinity(), 2), "-");
+  EXPECT_EQ(report_number(std::nan(""), 1), "-");
+  EXPECT_EQ(report_number(1e300, 1), "1e+300");
+  EXPECT_EQ(report_number(1.234567e15, 1), "1.23457e+15");
+  EXPECT_EQ(report_number(999999999999.0, 1), "999999999999.0");
 }
 
 TEST(Report, TopKAndError) {
