@@ -124,8 +124,3 @@ void verify_and_run(std::string_view target, const isa::Program& p, const RunBou
 }
 
 }  // namespace tessel::fuzz
-
-// libsystemc.so (linked through the cycle and RTL simulators of tessel_runtime) refers to
-// sc_main(), which the simulators define weakly in objects a fuzz target may not pull in. The
-// targets never start SystemC; this weak definition only satisfies the link.
-extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
