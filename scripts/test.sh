@@ -17,12 +17,21 @@
 #   bash scripts/test.sh -L e2e     # extra arguments go to both ctest runs of the suite
 #   TESSEL_SANITIZERS=0 bash scripts/test.sh   # phase 1 only
 #
-# Phase times on 2 cores (the CI machine's size), measured from a clean clone WITHOUT a ccache
-# (CCACHE_DISABLE=1), see the numbers below; CI fails at 90 minutes, the budget is 45:
+# Phase times measured on the 2-core development machine on 2026-12-02, shared with two other
+# builds (load 4-6), sanitizer build from scratch with CCACHE_DISABLE=1; CI fails at 90 minutes,
+# the budget is 45:
 #   install-deps + Release configure+build+tests (phase 1)   884 s (CI, before this change)
-#   sanitizer configure + build (phase 2, from scratch)      SAN_BUILD_S
-#   sanitizer test suite                                     SAN_TEST_S
-#   fuzz targets (6 x TESSEL_FUZZ_SECONDS, 2 at a time)      FUZZ_S
+#   sanitizer configure + build (from scratch, no ccache)    ~1670 s (sum of ninja's per-file times
+#                                                            / 2 jobs; 2270 s of wall time over
+#                                                            several runs, RTL models built twice)
+#   sanitizer test suite (ctest -j2)                         856 s (slowest: compiler_e2e_test
+#                                                            296 s, mobilenet e2e/conformance
+#                                                            170-204 s each)
+#   fuzz targets (6 x 30 s, 2 at a time)                     95 s
+# That is about 58 minutes, OVER the 45-minute budget on that loaded machine; on an idle CI
+# machine expect less (per-file times were inflated by the other builds). If CI exceeds 45
+# minutes, reduce in this order: TESSEL_RTL_OPT=-O1 for this build, exclude the two mobilenet e2e
+# tests here (they repeat conformance_mobilenet_default's model), TESSEL_FUZZ_SECONDS=20.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -65,9 +74,16 @@ cmake --build "$SAN_BUILD" -j "$JOBS"
 # process with a non-zero status; print_stacktrace: UBSan reports name the call chain.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Excluded under ASan, and only these two: cycle_error_test and rtl_smoke_test throw C++
+# exceptions out of a simulator after SystemC has run its coroutines. Debian's libsystemc switches
+# coroutine stacks (QuickThreads) without telling ASan (__sanitizer_start_switch_fiber), so ASan's
+# unwinding hook then finds stale stack poisoning and reports a stack-buffer-overflow inside its
+# own sigaltstack call (__asan_handle_no_return), a false report about memory we never touch.
+# Every other SystemC test (cycle, rtl, conformance, e2e on the cycle simulator) runs under ASan.
+SAN_EXCLUDE='^(cycle_error_test|rtl_smoke_test)$'
 phase "sanitizer tests"
 timeout "$TOTAL_TIMEOUT" ctest --test-dir "$SAN_BUILD" --output-on-failure -j2 --timeout "$PER_TEST_TIMEOUT" \
-  -LE '^fuzz$' "$@"
+  -LE '^fuzz$' -E "$SAN_EXCLUDE" "$@"
 phase "fuzz targets (${FUZZ_SECONDS} s each)"
 ctest --test-dir "$SAN_BUILD" --output-on-failure -j2 -L '^fuzz$'
 phase "done"
