@@ -51,6 +51,14 @@ constexpr IntKey kIntKeys[] = {
 };
 
 int json_int(const nlohmann::json& v, const std::string& key) {
+  if (v.is_number_unsigned()) {
+    // Read unsigned: a value above INT64_MAX must not wrap to a negative (in-range) int.
+    const auto u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
+      throw_user_error("config key {}: {} is out of range (not a 32-bit integer)", key, u);
+    }
+    return static_cast<int>(u);
+  }
   if (v.is_number_integer()) {
     const auto i = v.get<int64_t>();
     if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max()) {
@@ -192,6 +200,11 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
     j = nlohmann::json::parse(json_text, reject_duplicates);
   } catch (const nlohmann::json::parse_error& e) {
     throw_user_error("config: malformed JSON at byte {}: {}", e.byte, support::describe_json_parse_error(e, json_text));
+  } catch (const nlohmann::json::exception& e) {
+    // The parser also throws out_of_range (406: a number beyond a double, such as 1e400) and
+    // other non-syntax errors; they are malformed input too, and their text is the library's.
+    throw_user_error("config: malformed JSON: {}",
+                     e.id == 406 ? "a number is too large for a double" : "the text is not a JSON value");
   }
   if (!j.is_object()) throw_user_error("config: expected a JSON object, got {}", j.type_name());
   HwConfig c;

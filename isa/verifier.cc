@@ -427,6 +427,14 @@ class Checker {
     s.writer = r.insn;
   }
 
+  // How many of the `n` consecutive rows from `base` lie inside scratchpad `pad`: the rest are
+  // sram-bounds errors, which race_read/race_write ignore, so a LOAD/STORE costs at most the
+  // scratchpad's depth however large its (illegal) rectangle is.
+  static uint64_t rows_inside(const RaceState& r, Pad pad, uint64_t base, uint64_t n) {
+    const uint64_t depth = r.rows[size_t(pad)].size();
+    return base >= depth ? 0 : std::min(n, depth - base);
+  }
+
   // The rows of the shared scratchpads that instruction `in` reads and writes, as the datapath
   // does (sim/common/datapath.cc); UOP and ACC are compute-only and not tracked, but LOAD UOP
   // updates the resident micro-ops the loop nests use.
@@ -436,7 +444,7 @@ class Checker {
       if (!valid_mem_type(in) || in.x_size == 0) return;
       if (in.opcode == Opcode::kStore) {
         if (in.mem_type != MemType::kOut) return;  // mem-type rule
-        const uint64_t n = uint64_t{in.y_size} * in.x_size;
+        const uint64_t n = rows_inside(r, Pad::kOut, in.sram_base, uint64_t{in.y_size} * in.x_size);
         for (uint64_t k = 0; k < n; ++k) race_read(r, Pad::kOut, uint64_t{in.sram_base} + k);
         race_dram(r, in);
         return;
@@ -456,8 +464,9 @@ class Checker {
         case MemType::kAcc8: pad = Pad::kOut; break;  // LOAD ACC also writes the OUT rows
       }
       // Pads are written (zeros) like the loaded elements.
-      const uint64_t n = (uint64_t{in.y_pad_0} + in.y_size + in.y_pad_1) *
-                         (uint64_t{in.x_pad_0} + in.x_size + in.x_pad_1);
+      const uint64_t n = rows_inside(r, pad, in.sram_base,
+                                     (uint64_t{in.y_pad_0} + in.y_size + in.y_pad_1) *
+                                         (uint64_t{in.x_pad_0} + in.x_size + in.x_pad_1));
       for (uint64_t k = 0; k < n; ++k) race_write(r, pad, uint64_t{in.sram_base} + k);
       return;
     }

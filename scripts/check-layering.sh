@@ -2,7 +2,7 @@
 # Checks the one-way rule of ../shared/DESIGN.md section 2: a room may include only itself and the
 # rooms below it. Prints every violation (file:line: room -> included room) and exits 1 if any.
 #   support <- isa <- sim <- runtime <- compiler <- tools
-# tests/, bench/, examples/ may include everything; hw/ holds SystemVerilog (no C++).
+# tests/, bench/, examples/, fuzz/ may include everything; hw/ holds SystemVerilog (no C++).
 set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2

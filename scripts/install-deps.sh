@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config git
-  libsystemc-dev verilator llvm-16-dev
+  libsystemc-dev verilator llvm-16-dev clang-16 libclang-rt-16-dev
   libboost-dev libgtest-dev libgmock-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev libssl-dev

@@ -72,6 +72,11 @@ nlohmann::json parse_json(std::string_view text, std::string_view what) {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
     throw_user_error("{}: malformed JSON at byte {}: {}", what, e.byte, describe_json_parse_error(e, text));
+  } catch (const nlohmann::json::exception& e) {
+    // The parser also throws out_of_range (406: a number beyond a double, such as 1e400); that is
+    // malformed input too, and the library's text is not a message.
+    throw_user_error("{}: malformed JSON: {}", what,
+                     e.id == 406 ? "a number is too large for a double" : "the text is not a JSON value");
   }
 }
 

@@ -42,7 +42,7 @@ TEST(ImportErrors, MissingFileIsAnIoError) {
 }
 
 TEST(ImportErrors, GarbageFile) {
-  const std::string path = write_file("garbage.onnx", std::string("\xff\xff\xff\xff not an onnx model", 24));
+  const std::string path = write_file("garbage.onnx", std::string("\xff\xff\xff\xff not an onnx model"));
   const auto msg = message_of<UserError>([&] { frontend::import_onnx_file(path); });
   EXPECT_NE(msg.find("is not a valid onnx model"), std::string::npos) << msg;
   EXPECT_NE(msg.find(path), std::string::npos) << msg;

@@ -173,6 +173,12 @@ TEST(IsaConfigErrors, NamedKeyAndValue) {
   expect_error([] { HwConfig::from_json("{\"LOG_BATCH\": "); }, {"malformed JSON"});
   expect_error([] { HwConfig::from_json("[1, 2]"); }, {"expected a JSON object", "array"});
   expect_error([] { HwConfig::from_json(R"({"LOG_BATCH": 99999999999})"); }, {"LOG_BATCH", "99999999999"});
+  // Found by fuzz_config: a number beyond a double made the JSON library throw out_of_range,
+  // which escaped as a library exception; and an integer above INT64_MAX wrapped to -1.
+  expect_error([] { HwConfig::from_json("111111122e1111"); }, {"malformed JSON", "too large for a double"});
+  expect_error([] { HwConfig::from_json(R"({"CLOCK_MHZ": 1e400})"); }, {"malformed JSON", "too large"});
+  expect_error([] { HwConfig::from_json(R"({"LOG_BATCH": 18446744073709551615})"); },
+               {"LOG_BATCH", "18446744073709551615", "out of range"});
 }
 
 // Depths that no longer fit the 128-bit instruction (or the 32-bit micro-op) are rejected by

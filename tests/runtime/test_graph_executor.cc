@@ -51,8 +51,16 @@ std::vector<float> as_floats(const HostTensor& t) {
   return v;
 }
 
-// AddressSanitizer quarantines freed memory, so resident size grows without a leak there.
+// AddressSanitizer quarantines freed memory, so resident size grows without a leak there (and
+// LeakSanitizer checks leaks itself). gcc defines __SANITIZE_ADDRESS__; clang has the feature test.
 #if defined(__SANITIZE_ADDRESS__)
+#define TESSEL_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSEL_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(TESSEL_TEST_UNDER_ASAN)
 constexpr bool kRssMeaningful = false;
 #else
 constexpr bool kRssMeaningful = true;
