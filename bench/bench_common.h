@@ -28,6 +28,7 @@
 #include "sim/common/simulator.h"
 #include "support/atomic_file.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::bench {
 using Clock = std::chrono::steady_clock;
@@ -300,7 +301,7 @@ inline std::vector<int8_t> run_program(TimedDevice& dev, const isa::Program& pro
 
 /// Checks, before the benchmark runs, that `path` (the value of `option`) can be written: not a
 /// directory, and openable for writing (a file the check creates is removed again). Throws
-/// IoError "--json /x/y.json: cannot open for writing (No such file or directory)".
+/// IoError "--json /x/y.json: cannot open for writing (no such file or directory)".
 inline void check_writable(const std::string& path, const char* option) {
   if (path.empty()) return;
   std::error_code ec;
@@ -308,7 +309,7 @@ inline void check_writable(const std::string& path, const char* option) {
   const bool existed = std::filesystem::exists(path, ec);
   {
     std::ofstream f(path, std::ios::binary | std::ios::app);  // app: an existing file keeps its bytes
-    if (!f) throw_io_error("{} {}: cannot open for writing ({})", option, path, std::strerror(errno));
+    if (!f) throw_io_error("{} {}: cannot open for writing ({})", option, path, support::errno_text(errno));
   }
   if (!existed) std::filesystem::remove(path, ec);
 }

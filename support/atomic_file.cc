@@ -23,12 +23,6 @@
 namespace tessel::support {
 namespace {
 
-// strerror(e) with a lower-case first letter, as Tessel's messages are.
-std::string errno_text(int e) {
-  std::string s = std::strerror(e);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
 
 // The fault hook: fault_at_ is the 1-based index of the write(2) call that fails (0 = none);
 // writes_ counts the calls made since the hook was last set.

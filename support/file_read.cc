@@ -15,11 +15,6 @@
 namespace tessel::support {
 namespace {
 
-std::string errno_text(int e) {
-  std::string s = std::strerror(e);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
 
 // Closes a descriptor when it goes out of scope.
 struct Fd {

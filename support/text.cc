@@ -1,6 +1,8 @@
 #include "support/text.h"
 
+#include <cctype>
 #include <cstdint>
+#include <cstring>
 
 namespace tessel::support {
 namespace {
@@ -85,6 +87,12 @@ bool is_utf8(std::string_view s) {
     i += len;
   }
   return true;
+}
+
+std::string errno_text(int e) {
+  std::string s = std::strerror(e);
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
 }
 
 }  // namespace tessel::support

@@ -29,4 +29,8 @@ std::string escape_control(std::string_view s);
 /// must hold.
 bool is_utf8(std::string_view s);
 
+/// The C library's description of errno value `e` (strerror) with its first letter lower-cased,
+/// as it stands inside Tessel's messages: "no space left on device".
+std::string errno_text(int e);
+
 }  // namespace tessel::support

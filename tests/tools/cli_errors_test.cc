@@ -15,18 +15,6 @@ namespace {
 const std::string kMnistInt8 = "models/onnx-zoo/mnist-12-int8.ort-qoperator.onnx";
 const std::string kDigit0 = "data/reference/inputs/mnist_t10k_00000_f32_1x1x28x28.bin";
 
-// Exactly one line on stderr, starting "error: " and containing `needle`.
-void expect_error(const CliResult& r, int code, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  ASSERT_FALSE(r.err.empty());
-  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err << "\nwanted: " << needle;
-}
-
-void write(const std::string& path, const std::string& bytes) {
-  support::write_file_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
-}
 
 TEST(CliUsage, NoSubcommand) { expect_error(run_cli({}), 2, "subcommand"); }
 

@@ -29,17 +29,6 @@ const std::string kResnet8 = "models/mlperf-tiny/ic01_resnet8_int8_qdq.onnx";
 const std::string kIcNhwc = "data/mlperf-tiny/image_classification_int8_0.npy";  // [1, 32, 32, 3]
 const std::string kGemm = "tests/golden/tools/gemm_tile.s";
 
-void expect_error(const CliResult& r, int code, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  ASSERT_FALSE(r.err.empty());
-  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err << "\nwanted: " << needle;
-}
-
-void write(const std::string& path, const std::string& bytes) {
-  support::write_file_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
-}
 
 std::string slurp(const std::string& p) {
   std::ifstream f(p, std::ios::binary);

@@ -1,5 +1,7 @@
 #include "cli_util.h"
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "support/npy.h"
 
 namespace tessel::tools::testing {
 namespace {
@@ -57,6 +61,18 @@ CliResult run_cli(const std::vector<std::string>& args, const CliRunSpec& spec) 
   if (spec.stdout_path.empty()) r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+void expect_error(const CliResult& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err << "\nwanted: " << needle;
+}
+
+void write(const std::string& path, const std::string& bytes) {
+  support::write_file_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
 }
 
 }  // namespace tessel::tools::testing

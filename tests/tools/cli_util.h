@@ -33,4 +33,11 @@ CliResult run_cli(const std::vector<std::string>& args, const CliRunSpec& spec);
 /// A fresh path in a per-test temporary directory.
 std::string temp_file(const std::string& name);
 
+/// Asserts (gtest) that the run exited with `code` and wrote exactly one line on stderr, starting
+/// "error: " and containing `needle`.
+void expect_error(const CliResult& r, int code, const std::string& needle);
+
+/// Writes `bytes` to `path` (support::write_file_bytes); throws IoError as that does.
+void write(const std::string& path, const std::string& bytes);
+
 }  // namespace tessel::tools::testing

@@ -1,0 +1,2 @@
+.config {"LOG_BATCH": 1e400}
+FINISH
