@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "support/error.h"
+#include "support/file_read.h"
 #include "support/text.h"
 
 namespace tessel::support {
@@ -92,8 +93,25 @@ int write_all(int fd, std::string_view bytes) {
 
 // A non-regular target (device, FIFO): written in place with checked writes and close.
 void write_in_place(const std::string& path, std::string_view bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  // O_NONBLOCK for the open only: a FIFO that no process reads would otherwise block for ever;
+  // it fails with ENXIO instead. Writes block again once it is open.
+  // A FIFO's reader may come a little later: the open is retried for at most fifo_wait_ms().
+  int fd = -1;
+  for (int waited = 0;; waited += 20) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 || errno != ENXIO) break;
+    if (waited >= fifo_wait_ms()) {
+      throw_io_error("cannot write {}: opening it: no process read this FIFO within {} s", quote(path),
+                     fifo_wait_ms() / 1000.0);
+    }
+    ::usleep(20000);
+  }
   if (fd < 0) fail(path, "opening it", errno);
+  if (const int fl = ::fcntl(fd, F_GETFL); fl < 0 || ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail(path, "opening it", e);
+  }
   if (const int e = write_all(fd, bytes); e != 0) {
     ::close(fd);
     fail(path, fmt::format("writing {} bytes", bytes.size()), e);

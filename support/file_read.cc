@@ -1,6 +1,7 @@
 #include "support/file_read.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,10 +47,27 @@ size_t read_some(int fd, uint8_t* p, size_t n, const std::string& path) {
 template <typename Buffer>
 void read_into(const std::string& path, uint64_t max_bytes, std::string_view kind, Buffer& out) {
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK for the open only: opening a FIFO that no process writes to would otherwise block
+  // for ever. A FIFO is then polled for its first writer, at most fifo_wait_ms(); once data (or
+  // the end) is there, reads block again as for any file.
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd < 0) throw_io_error("cannot read {}: {}", quote(path), errno_text(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw_io_error("cannot read {}: {}", quote(path), errno_text(errno));
+  if (S_ISFIFO(st.st_mode)) {
+    pollfd pfd{f.fd, POLLIN, 0};
+    int r;
+    while ((r = ::poll(&pfd, 1, fifo_wait_ms())) < 0 && errno == EINTR) {
+    }
+    if (r < 0) throw_io_error("cannot read {}: {}", quote(path), errno_text(errno));
+    if (r == 0) {
+      throw_io_error("cannot read {}: no process wrote to this FIFO within {} s", quote(path),
+                     fifo_wait_ms() / 1000.0);
+    }
+  }
+  if (const int fl = ::fcntl(f.fd, F_GETFL); fl < 0 || ::fcntl(f.fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    throw_io_error("cannot read {}: {}", quote(path), errno_text(errno));
+  }
   if (S_ISDIR(st.st_mode)) throw_io_error("cannot read {}: is a directory", quote(path));
   out.clear();
   if (S_ISREG(st.st_mode)) {
@@ -110,5 +128,13 @@ std::string read_file_bounded_string(const std::string& path, uint64_t max_bytes
   read_into(path, max_bytes, kind, out);
   return out;
 }
+
+namespace {
+int g_fifo_wait_ms = kFifoWaitMs;
+}  // namespace
+
+void set_fifo_wait_for_testing(int ms) { g_fifo_wait_ms = ms < 0 ? kFifoWaitMs : ms; }
+
+int fifo_wait_ms() { return g_fifo_wait_ms; }
 
 }  // namespace tessel::support

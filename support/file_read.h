@@ -32,7 +32,18 @@ inline constexpr uint64_t kMaxTensorFileBytes = (uint64_t{1} << 30) + (uint64_t{
 /// included), and UserError "<path> holds more than <max_bytes> bytes, the limit for <kind>" when
 /// it is longer than the limit (`kind` says what the file is for: "an ONNX model", "a
 /// configuration file", ...). `path` is quoted in messages (support/text.h quote()).
+/// A FIFO is opened without blocking and then waited on for at most kFifoWaitMs (poll(2)) for a
+/// process to write to it: a FIFO nobody writes to is IoError "cannot read <path>: no process
+/// wrote to this FIFO within 30 s", never a hang.
 std::vector<uint8_t> read_file_bounded(const std::string& path, uint64_t max_bytes, std::string_view kind);
+
+/// How long a reader (read_file_bounded) waits for a FIFO's writer, and write_file_atomic() for a
+/// FIFO's reader, in milliseconds.
+inline constexpr int kFifoWaitMs = 30000;
+/// Test hook: sets that wait for this process (ms; a negative value restores kFifoWaitMs).
+void set_fifo_wait_for_testing(int ms);
+/// The wait in force now (kFifoWaitMs unless set_fifo_wait_for_testing() changed it), in ms.
+int fifo_wait_ms();
 
 /// read_file_bounded() into a std::string (for text and protobuf parsers).
 std::string read_file_bounded_string(const std::string& path, uint64_t max_bytes, std::string_view kind);

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::tools {
 namespace {
@@ -53,6 +54,11 @@ std::string grouped(uint64_t v) {
   }
   return s;
 }
+
+// A user-given string (a file name, an ONNX output or layer name, a label) as the text report
+// shows it: control bytes, NULs and broken UTF-8 escaped (support::escape_bytes), so that no name
+// can break a line, fake a report line or send a terminal escape sequence.
+std::string shown(std::string_view s) { return support::escape_bytes(s); }
 
 std::string clip_name(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
@@ -279,27 +285,27 @@ ordered_json to_json(const RunReport& r) {
 
 std::string render_text(const RunReport& r) {
   std::string s;
-  s += fmt::format("model      {}\n", r.model);
-  for (const std::string& in : r.inputs) s += fmt::format("input      {}\n", in);
-  s += fmt::format("simulator  {}  (config {}, {} MHz, {} MACs/uop{})\n", r.simulator, r.config_name,
+  s += fmt::format("model      {}\n", shown(r.model));
+  for (const std::string& in : r.inputs) s += fmt::format("input      {}\n", shown(in));
+  s += fmt::format("simulator  {}  (config {}, {} MHz, {} MACs/uop{})\n", shown(r.simulator), shown(r.config_name),
                    r.clock_mhz, r.macs_per_uop, r.offload ? "" : ", offload disabled");
-  if (r.quantized_by_tessel) s += fmt::format("quantised  by tessel, calibrated on {}\n", r.calibration);
+  if (r.quantized_by_tessel) s += fmt::format("quantised  by tessel, calibrated on {}\n", shown(r.calibration));
   if (r.executable) {
     s += r.reference_model.empty()
              ? std::string("compiled   ahead of time (executable); no float reference comparison (give "
                            "--reference MODEL.onnx for one)\n")
-             : fmt::format("compiled   ahead of time (executable); float reference {}\n", r.reference_model);
+             : fmt::format("compiled   ahead of time (executable); float reference {}\n", shown(r.reference_model));
   } else {
     s += fmt::format("compiled   in {} ms\n", report_number(r.compile_ms, 1));
   }
   for (const OutputReport& o : r.outputs) {
-    s += fmt::format("\noutput '{}' {}\n", o.name, compact_shape(o.shape));
+    s += fmt::format("\noutput {} {}\n", support::quote(o.name), compact_shape(o.shape));
     if (o.classifier) {
       s += fmt::format("  top-{}:\n", o.top.size());
       for (size_t i = 0; i < o.top.size(); ++i) {
         const TopEntry& e = o.top[i];
         s += fmt::format("    {}. class {:>4}  {:>12.6g}{}{}\n", i + 1, e.index, e.value, e.label.empty() ? "" : "  ",
-                         e.label);
+                         shown(e.label));
       }
     }
     if (!r.has_reference()) continue;
@@ -329,7 +335,7 @@ std::string render_text(const RunReport& r) {
            "CPU us", "CPU cycles", "speedup"});
   for (const LayerRow& l : r.layers) {
     const bool acc = l.placement == "accel";
-    t.add({std::to_string(l.step), clip_name(l.name, 32), l.op,
+    t.add({std::to_string(l.step), clip_name(shown(l.name), 32), shown(l.op),
            compact_shape(l.in_shape) + " -> " + compact_shape(l.out_shape), l.placement,
            acc && l.cycles ? grouped(l.cycles) : "-", grouped(static_cast<uint64_t>(l.macs)),
            l.gemm_utilisation ? fmt::format("{:.1f}%", *l.gemm_utilisation * 100) : "-",

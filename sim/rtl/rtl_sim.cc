@@ -3,8 +3,12 @@
 // against the AXI DRAM slave (rtl_bench.h, axi_slave.h). See docs/rtl-sim.md.
 #include "sim/rtl/rtl_sim.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -21,11 +25,58 @@
 #include "sim/rtl/rtl_bench.h"
 #include "sim/rtl/rtl_model.h"
 #include "support/atomic_file.h"
+#include "support/text.h"
 
 namespace tessel::sim {
 
 namespace rtl {
 namespace {
+
+// Verilator's FST writer (libfst) keeps its value tables in memory-mapped scratch files next to
+// the waveform; when the filesystem fills up, a store into such a page raises SIGBUS, which
+// would kill the process with no message. While a waveform is written, SIGBUS is turned into the
+// same outcome as any failed write: the temporary files are removed (the previous waveform is
+// untouched: it is replaced only by commit_temp_file), one "error:" line names the file, and
+// the process exits with status 1. Only async-signal-safe calls (unlink, write, _exit) run in
+// the handler; its strings are prepared before the run.
+class WaveBusErrorGuard {
+ public:
+  WaveBusErrorGuard(const std::string& temp, const std::string& target) {
+    copy(temp, temp_);
+    copy(temp + ".hier", hier_);
+    const std::string msg = fmt::format(
+        "error: cannot write {}: the filesystem holding it is full (a write into the waveform's "
+        "memory-mapped scratch file failed: SIGBUS); the previous file is unchanged\n",
+        support::quote(target));
+    copy(msg, msg_);
+    struct sigaction sa {};
+    sa.sa_handler = &WaveBusErrorGuard::on_bus_error;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &previous_);
+  }
+  ~WaveBusErrorGuard() { ::sigaction(SIGBUS, &previous_, nullptr); }
+  WaveBusErrorGuard(const WaveBusErrorGuard&) = delete;
+  WaveBusErrorGuard& operator=(const WaveBusErrorGuard&) = delete;
+
+ private:
+  static void copy(const std::string& from, char* to) {
+    const size_t n = std::min(from.size(), kMax - 1);
+    std::memcpy(to, from.data(), n);
+    to[n] = '\0';
+  }
+  static void on_bus_error(int) {
+    ::unlink(temp_);
+    ::unlink(hier_);
+    const ssize_t ignored = ::write(2, msg_, std::strlen(msg_));
+    (void)ignored;
+    ::_exit(1);
+  }
+  static constexpr size_t kMax = 8192;
+  static inline char temp_[kMax] = {};
+  static inline char hier_[kMax] = {};
+  static inline char msg_[kMax] = {};
+  struct sigaction previous_ {};
+};
 
 /// Cycles the SystemC thread runs natively between two waits (simulated time advances by the
 /// same number of raw sc_time units, one per cycle).
@@ -227,8 +278,10 @@ class RtlSimulatorImpl final : public RtlSimulator {
       // The waveform goes to a temporary file next to --wave and replaces it only once closed,
       // so a failed write never destroys an earlier waveform (support/atomic_file.h).
       std::string wave_temp;
+      std::unique_ptr<WaveBusErrorGuard> bus_guard;
       if (!options_.wave_path.empty()) {
         wave_temp = support::reserve_temp_file(options_.wave_path);
+        bus_guard = std::make_unique<WaveBusErrorGuard>(wave_temp, options_.wave_path);
         model_->open_wave(wave_temp);
       }
       g_driver->job = &job;
@@ -243,6 +296,7 @@ class RtlSimulatorImpl final : public RtlSimulator {
       }
       g_driver->job = nullptr;
       model_->close_wave();
+      bus_guard.reset();
       // Kept also when the run failed: the waveform is how such a run is debugged.
       if (!wave_temp.empty()) support::commit_temp_file(wave_temp, options_.wave_path);
     }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -70,6 +71,32 @@ TEST(FileRead, PipesAreReadToTheirEnd) {
   ASSERT_EQ(got.size(), n);
   for (size_t i = 0; i < n; i += 4099) ASSERT_EQ(got[i], static_cast<uint8_t>(i * 7)) << i;
   EXPECT_EQ(got[n - 1], static_cast<uint8_t>((n - 1) * 7));
+}
+
+TEST(FileRead, AFifoNobodyWritesToIsAnErrorNotAHang) {
+  const std::string fifo = temp_path("lonely_fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  set_fifo_wait_for_testing(200);
+  EXPECT_EQ(error_of<IoError>([&] { read_file_bounded(fifo, 100, "a test file"); }),
+            "cannot read '" + fifo + "': no process wrote to this FIFO within 0.2 s");
+  // And for writing: no process reads it.
+  EXPECT_EQ(error_of<IoError>([&] { write_file_atomic(fifo, std::string("abc")); }),
+            "cannot write '" + fifo + "': opening it: no process read this FIFO within 0.2 s");
+  // A writer that comes late, within the wait, is read in full.
+  set_fifo_wait_for_testing(10000);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    FILE* f = std::fopen(fifo.c_str(), "wb");
+    std::fputs("late bytes", f);
+    std::fclose(f);
+  });
+  const std::vector<uint8_t> got = read_file_bounded(fifo, 100, "a test file");
+  late.join();
+  EXPECT_EQ(std::string(got.begin(), got.end()), "late bytes");
+  set_fifo_wait_for_testing(-1);
+  EXPECT_EQ(fifo_wait_ms(), kFifoWaitMs);
+  fs::remove(fifo);
 }
 
 TEST(FileRead, MissingFilesAndDirectoriesAreIoErrors) {

@@ -174,6 +174,34 @@ TEST(CliFiles, WaveformsReplaceTheOldFileWhole) {
   EXPECT_EQ(files, 1u) << "a temporary file was left behind";
 }
 
+// Verilator's FST writer keeps memory-mapped scratch files next to the waveform; on a full
+// filesystem a store into them is SIGBUS. That must be one "error:" line and exit 1, with the
+// previous waveform intact and no temporary file left (hostile review, issue 7). Needs a small
+// tmpfs: skipped where this process may not mount one (not root, or a container without it).
+TEST(CliFiles, AWaveformOnAFullFilesystemIsAnErrorNotACrash) {
+  std::vector<std::string> args = gemm_sim_args();
+  args.insert(args.end(), {"--sim", "rtl"});
+  if (run_cli(args).exit_code != 0) GTEST_SKIP() << "this build has no rtl simulator";
+  const std::string dir = temp_file("tiny_fs");
+  fs::create_directories(dir);
+  if (std::system(("mount -t tmpfs -o size=64k tmpfs '" + dir + "' 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  write(dir + "/fill", std::string(60 * 1024, '\0'));
+  const std::string fst = dir + "/w.fst";
+  write(fst, "PREVIOUS");
+  args.insert(args.end(), {"--wave", fst});
+  const CliResult r = run_cli(args);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  const std::string kept = slurp(fst);
+  std::system(("umount '" + dir + "'").c_str());
+  if (r.err.find("no waveform support") != std::string::npos) GTEST_SKIP() << r.err;
+  expect_error(r, 1, "the filesystem holding it is full");
+  EXPECT_EQ(kept, "PREVIOUS");
+  EXPECT_EQ(files, 2u) << "a temporary file was left behind";
+}
+
 // ---- defect 4b: queue depths are limits, not allocations ----
 
 TEST(CliQueues, MaximalQueueDepthsRunInSmallMemory) {

@@ -405,6 +405,34 @@ TEST(Report, UtilisationSpeedupAndTotals) {
   EXPECT_DOUBLE_EQ(r.totals.other_steps_us, 3.0);
 }
 
+TEST(Report, UserGivenStringsCannotBreakTheTextReport) {
+  // ONNX output and layer names, labels and file names are the user's bytes: control bytes, NULs
+  // and broken UTF-8 are escaped in the text report (hostile review, issue 7), never printed raw.
+  RunReport r;
+  r.simulator = "fsim";
+  r.model = std::string("m\x1b[31m.onnx", 11);
+  r.inputs = {std::string("in\0put.bin", 10)};
+  r.outputs.push_back(OutputReport{std::string("\x01\x1b[31mRED\nfake line", 19), {1, 3}, true,
+                                   {{2, 0.5f, "\x1b[31mL7\x07"}}, compute_error({1, 2, 3}, {1, 2, 3}, 3)});
+  LayerRow l;
+  l.placement = "cpu";
+  l.name = std::string("a\0b\xff", 4);
+  l.op = "conv\r";
+  r.layers.push_back(l);
+  const std::string text = render_text(r);
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u != 0x7f && u < 0x80)) << "raw byte " << int(u) << " in:\n" << text;
+  }
+  EXPECT_NE(text.find("model      m\\x1b[31m.onnx\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("input      in\\x00put.bin\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("output '\\x01\\x1b[31mRED\\x0afake line' 1x3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x1b[31mL7\\x07\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("a\\x00b\\xff"), std::string::npos) << text;
+  EXPECT_NE(text.find("conv\\x0d"), std::string::npos) << text;
+  EXPECT_EQ(text.find("fake line\n"), std::string::npos) << text;
+}
+
 TEST(Report, JsonKeysInDocumentedOrder) {
   RunReport r;
   r.model = "m.onnx";
