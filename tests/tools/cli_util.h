@@ -25,6 +25,8 @@ struct CliRunSpec {
   std::string stdout_path;
   /// When > 0: the run's virtual memory limit in KiB (`ulimit -v`), so that a test can show a
   /// command runs in bounded memory.
+  /// Not applied in an AddressSanitizer build (its shadow memory needs terabytes of address
+  /// space); there the run goes unbounded and the Release build checks the bound.
   uint64_t max_virtual_kib = 0;
 };
 /// run_cli() with an environment and an stdout target.
