@@ -17,21 +17,17 @@
 #   bash scripts/test.sh -L e2e     # extra arguments go to both ctest runs of the suite
 #   TESSEL_SANITIZERS=0 bash scripts/test.sh   # phase 1 only
 #
-# Phase times measured on the 2-core development machine on 2026-12-02, shared with two other
-# builds (load 4-6), sanitizer build from scratch with CCACHE_DISABLE=1; CI fails at 90 minutes,
-# the budget is 45:
-#   install-deps + Release configure+build+tests (phase 1)   884 s (CI, before this change)
-#   sanitizer configure + build (from scratch, no ccache)    ~1670 s (sum of ninja's per-file times
-#                                                            / 2 jobs; 2270 s of wall time over
-#                                                            several runs, RTL models built twice)
-#   sanitizer test suite (ctest -j2)                         856 s (slowest: compiler_e2e_test
-#                                                            296 s, mobilenet e2e/conformance
-#                                                            170-204 s each)
-#   fuzz targets (6 x 30 s, 2 at a time)                     95 s
-# That is about 58 minutes, OVER the 45-minute budget on that loaded machine; on an idle CI
-# machine expect less (per-file times were inflated by the other builds). If CI exceeds 45
-# minutes, reduce in this order: TESSEL_RTL_OPT=-O1 for this build, exclude the two mobilenet e2e
-# tests here (they repeat conformance_mobilenet_default's model), TESSEL_FUZZ_SECONDS=20.
+# Phase times measured from a clean clone on the 2-core development machine on 2026-12-02, with
+# CCACHE_DISABLE=1 (nothing cached), the machine shared with lighter work; CI fails at 90
+# minutes, the budget is 45:
+#   Release configure + build (phase 1)                      503 s
+#   Release tests (ctest -j2, 129 tests)                     114-164 s
+#   sanitizer configure + build (clang-16, -O1, RTL at -O1)  721 s
+#   sanitizer test suite (ctest -j2)                         ~470 s
+#   fuzz targets (6 x 30 s, 2 at a time, + differential)     137 s
+# About 33 minutes plus install-deps. If CI nears 45 minutes, cut in this order:
+# TESSEL_FUZZ_SECONDS=20, then the two mobilenet e2e tests in the sanitizer run (they repeat
+# conformance_mobilenet_default's model).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
