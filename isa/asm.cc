@@ -398,13 +398,18 @@ Program assemble(std::string_view text, const HwConfig& cfg, const std::string& 
 }
 
 std::string disassemble(const Program& p) {
-  std::string name = p.name;
-  std::replace(name.begin(), name.end(), '\n', ' ');
-  std::replace(name.begin(), name.end(), '\r', ' ');
-  std::string s = fmt::format("# program '{}', config {}, {} instructions, {} uops\n", name, p.config.label(),
-                              p.insns.size(), p.uops.size());
-  const bool plain_name = !p.name.empty() && p.name.find_first_of(" \t\r\n#\v\f") == std::string::npos;
-  if (plain_name) s += ".name " + p.name + "\n";
+  // The header comment shows the name escaped (support::quote: no control byte, NUL or broken
+  // UTF-8 reaches the text); `.name` carries it only when the assembler can read it back as it
+  // is: one token of printable bytes, no '#'. Otherwise a comment says it was left out.
+  std::string s = fmt::format("# program {}, config {}, {} instructions, {} uops\n", support::quote(p.name),
+                              p.config.label(), p.insns.size(), p.uops.size());
+  const bool plain_name = !p.name.empty() && support::escape_bytes(p.name) == p.name &&
+                          p.name.find_first_of(" #\\") == std::string::npos;
+  if (plain_name) {
+    s += ".name " + p.name + "\n";
+  } else if (!p.name.empty()) {
+    s += "# (no .name line: the name holds spaces, '#', backslashes or bytes assembler text cannot)\n";
+  }
   s += ".config " + nlohmann::ordered_json::parse(p.config.to_json()).dump() + "\n";
   return s + disasm_listing(p.insns, p.uops);
 }

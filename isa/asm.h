@@ -71,7 +71,8 @@ std::string disasm_listing(const std::vector<Instruction>& insns, const std::vec
 Program assemble(std::string_view text, const HwConfig& cfg, const std::string& name = "asm");
 
 /// Disassembles a Program's micro-op table and stream: a comment line naming the program and its
-/// config, a `.name` line (when the name is non-empty and has no white space or '#'), a `.config`
+/// config (the name quoted and escaped, support::quote), a `.name` line (when the name is one
+/// token of printable bytes with no space, `#` or backslash; else a comment says it is left out), a `.config`
 /// line with the full config, then disasm_listing(p.insns, p.uops). For a Program made by
 /// assemble() (one "uop" segment), assemble(disassemble(p), p.config) serialises to the same bytes.
 std::string disassemble(const Program& p);

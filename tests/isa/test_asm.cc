@@ -119,6 +119,29 @@ TEST(IsaAsm, DisassemblyRoundTripsNameAndConfig) {
   EXPECT_EQ(config_differences(cfg, cfg), "");
 }
 
+// A name the assembler cannot read back (control bytes, NUL, a newline that would fake an
+// instruction line: hostile review, issue 7) is shown escaped in the header comment, never raw,
+// and gets no .name line; the text still assembles.
+TEST(IsaAsm, NamesWithControlBytesAreEscapedAndLeftOutOfDotName) {
+  Program p = assemble(".uop 0 0 0\nFINISH\n", HwConfig{}, "x");
+  for (const std::string name : {std::string("a\0b\x1b[31m\n", 9), std::string("x\nFINISH GEMM"),
+                                 std::string("two words"), std::string("back\\slash")}) {
+    p.name = name;
+    const std::string text = disassemble(p);
+    for (const char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      EXPECT_TRUE(c == '\n' || (u >= 0x20 && u != 0x7f)) << int(u) << " in " << text;
+    }
+    EXPECT_EQ(text.find("\n.name "), std::string::npos) << text;
+    EXPECT_NE(text.find("# (no .name line"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\nFINISH GEMM"), std::string::npos) << text;
+    const Program again = assemble(text, HwConfig{}, "fallback");
+    EXPECT_EQ(again.name, "fallback");
+    EXPECT_EQ(again.insns.size(), p.insns.size());
+  }
+  EXPECT_NE(disassemble(p).find("# program 'back\\\\slash'"), std::string::npos) << disassemble(p);
+}
+
 TEST(IsaAsm, DirectiveErrorsAndByteOrderMark) {
   EXPECT_THROW(parse_asm(".name a\n.name b\nFINISH\n"), UserError);
   EXPECT_THROW(parse_asm(".name a b\n"), UserError);
