@@ -11,13 +11,20 @@ namespace {
 using testing::act;
 using testing::add_node;
 
-TEST(FuseBias, ConvPlusPerChannelConstant) {
-  ir::Graph g;
+// A 1x1 Conv from one input channel [1, 1, 1, 2] ("x") to two output channels (weights 1 and 2);
+// returns its output [1, 2, 1, 2] ("c").
+int one_to_two_channel_conv(ir::Graph& g) {
   const int x = act(g, "x", {1, 1, 1, 2});
   g.inputs = {x};
   const int w = g.add_const_f32("w", {2, 1, 1, 1}, {1.0f, 2.0f});
   const int c = act(g, "c", {1, 2, 1, 2});
   add_node(g, "Conv", "conv", {x, w}, {c});
+  return c;
+}
+
+TEST(FuseBias, ConvPlusPerChannelConstant) {
+  ir::Graph g;
+  const int c = one_to_two_channel_conv(g);
   const int b = g.add_const_f32("b", {2, 1, 1}, {10.0f, 20.0f});
   const int y = act(g, "y", {1, 2, 1, 2});
   add_node(g, "Add", "add", {c, b}, {y});
@@ -38,11 +45,7 @@ TEST(FuseBias, ConvPlusPerChannelConstant) {
 // the output the Conv took over from the first), and the biases sum.
 TEST(FuseBias, ChainOfTwoAddsFoldsBoth) {
   ir::Graph g;
-  const int x = act(g, "x", {1, 1, 1, 2});
-  g.inputs = {x};
-  const int w = g.add_const_f32("w", {2, 1, 1, 1}, {1.0f, 2.0f});
-  const int c = act(g, "c", {1, 2, 1, 2});
-  add_node(g, "Conv", "conv", {x, w}, {c});
+  const int c = one_to_two_channel_conv(g);
   const int b1 = g.add_const_f32("b1", {2, 1, 1}, {10.0f, 20.0f});
   const int y1 = act(g, "y1", {1, 2, 1, 2});
   add_node(g, "Add", "add1", {c, b1}, {y1});
@@ -82,11 +85,7 @@ TEST(FuseBias, MatMulPlusRowBecomesGemm) {
 
 TEST(FuseBias, LeavesNonPerChannelAddsAlone) {
   ir::Graph g;
-  const int x = act(g, "x", {1, 1, 1, 2});
-  g.inputs = {x};
-  const int w = g.add_const_f32("w", {2, 1, 1, 1}, {1.0f, 2.0f});
-  const int c = act(g, "c", {1, 2, 1, 2});
-  add_node(g, "Conv", "conv", {x, w}, {c});
+  const int c = one_to_two_channel_conv(g);
   const int b = g.add_const_f32("b", {2}, {10.0f, 20.0f});  // broadcasts along W, not C
   const int y = act(g, "y", {1, 2, 1, 2});
   add_node(g, "Add", "add", {c, b}, {y});
