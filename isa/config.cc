@@ -196,16 +196,7 @@ HwConfig HwConfig::from_json(const std::string& json_text) {
         }
         return true;
       };
-  try {
-    j = nlohmann::json::parse(json_text, reject_duplicates);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw_user_error("config: malformed JSON at byte {}: {}", e.byte, support::describe_json_parse_error(e, json_text));
-  } catch (const nlohmann::json::exception& e) {
-    // The parser also throws out_of_range (406: a number beyond a double, such as 1e400) and
-    // other non-syntax errors; they are malformed input too, and their text is the library's.
-    throw_user_error("config: malformed JSON: {}",
-                     e.id == 406 ? "a number is too large for a double" : "the text is not a JSON value");
-  }
+  j = support::parse_json(json_text, "config", reject_duplicates);
   if (!j.is_object()) throw_user_error("config: expected a JSON object, got {}", j.type_name());
   HwConfig c;
   std::optional<int> log_block;

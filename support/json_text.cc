@@ -68,8 +68,13 @@ std::string dump_json(const nlohmann::ordered_json& j, int indent, std::string_v
 }
 
 nlohmann::json parse_json(std::string_view text, std::string_view what) {
+  return parse_json(text, what, nullptr);
+}
+
+nlohmann::json parse_json(std::string_view text, std::string_view what,
+                          const nlohmann::json::parser_callback_t& callback) {
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    return nlohmann::json::parse(text.begin(), text.end(), callback);
   } catch (const nlohmann::json::parse_error& e) {
     throw_user_error("{}: malformed JSON at byte {}: {}", what, e.byte, describe_json_parse_error(e, text));
   } catch (const nlohmann::json::exception& e) {

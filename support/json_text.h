@@ -24,6 +24,12 @@ std::string dump_json(const nlohmann::ordered_json& j, int indent, std::string_v
 /// as the parser counts; the reason in Tessel's words, e.g. "unexpected end of input") for text
 /// that is not one complete JSON value.
 nlohmann::json parse_json(std::string_view text, std::string_view what);
+/// As above, with a parser callback (nlohmann::json::parser_callback_t) that sees every event,
+/// e.g. to reject duplicate keys; a UserError the callback throws passes through unchanged. A
+/// number beyond a double is UserError "<what>: malformed JSON: a number is too large for a
+/// double".
+nlohmann::json parse_json(std::string_view text, std::string_view what,
+                          const nlohmann::json::parser_callback_t& callback);
 
 /// The reason of a parse error of `text` in Tessel's words ("unexpected end of input", "control
 /// byte 0x01 where JSON does not allow it", "unexpected '}'"), for parsers that need their own
