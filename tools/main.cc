@@ -122,6 +122,13 @@ std::string empty_option_value(const CLI::App& app) {
 
 }  // namespace
 
+// " (see tessel SUB --help)" for the subcommand the command line named, where its options are
+// listed; " (see tessel --help)" when it named none.
+std::string help_hint(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return fmt::format(" (see tessel {} --help)", sub->get_name());
+  return " (see tessel --help)";
+}
+
 int main(int argc, char** argv) {
   using namespace tessel::tools;
   CLI::App app{"tessel: compile ONNX models for a VTA-style accelerator and run them on its simulators"};
@@ -236,12 +243,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return printed(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see tessel --help)", 2);
+    return fail(std::string(e.what()) + help_hint(app), 2);
   }
   // An option given an empty value ("--output ''") names no file, pass or shape: a usage error
   // naming the option, for every option that takes a value, of every subcommand.
   if (const std::string empty = empty_option_value(app); !empty.empty()) {
-    return fail(fmt::format("{} was given an empty value (see tessel --help)", empty), 2);
+    return fail(fmt::format("{} was given an empty value{}", empty, help_hint(app)), 2);
   }
 
   // Runs the chosen command; its results on standard output must have reached it (a full disk or

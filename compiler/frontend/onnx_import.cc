@@ -32,6 +32,9 @@ using support::quote;
 /// One formal input or output of an operator: its name and whether it may be omitted (an empty
 /// name, or left off at the end). The last one of a list may be variadic (1 or more).
 struct FormalParam {
+  FormalParam() = default;
+  /// A parameter with no type information (com.microsoft's table).
+  FormalParam(std::string n, bool opt, bool var) : name(std::move(n)), optional(opt), variadic(var) {}
   std::string name;
   bool optional = false;
   bool variadic = false;
@@ -69,8 +72,8 @@ int last_schema_opset() {
 std::vector<FormalParam> formal(const std::vector<onnx::OpSchema::FormalParameter>& ps) {
   std::vector<FormalParam> v;
   for (const auto& p : ps) {
-    FormalParam f{p.GetName(), p.GetOption() == onnx::OpSchema::Optional, p.GetOption() == onnx::OpSchema::Variadic,
-                  p.GetTypeStr(), {}};
+    FormalParam f(p.GetName(), p.GetOption() == onnx::OpSchema::Optional, p.GetOption() == onnx::OpSchema::Variadic);
+    f.type_str = p.GetTypeStr();
     for (const onnx::DataType t : p.GetTypes()) f.types.push_back(*t);
     std::sort(f.types.begin(), f.types.end());
     v.push_back(std::move(f));
