@@ -124,7 +124,7 @@ TEST(IsaAsm, DisassemblyRoundTripsNameAndConfig) {
 // and gets no .name line; the text still assembles.
 TEST(IsaAsm, NamesWithControlBytesAreEscapedAndLeftOutOfDotName) {
   Program p = assemble(".uop 0 0 0\nFINISH\n", HwConfig{}, "x");
-  for (const std::string name : {std::string("a\0b\x1b[31m\n", 9), std::string("x\nFINISH GEMM"),
+  for (const std::string& name : {std::string("a\0b\x1b[31m\n", 9), std::string("x\nFINISH GEMM"),
                                  std::string("two words"), std::string("back\\slash")}) {
     p.name = name;
     const std::string text = disassemble(p);
