@@ -285,7 +285,17 @@ AsmListing parse_asm(std::string_view text) {
     if (!tok.empty() && tok[0] == ".name") {
       if (out.name) fail(line_no, ".name given twice");
       if (tok.size() != 2) fail(line_no, fmt::format("'.name' needs one value without spaces, got {}", tok.size() - 1));
-      out.name = std::string(tok[1]);
+      if (tok[1].front() == '\'') {
+        std::optional<std::string> name = support::unquote(tok[1]);
+        if (!name) {
+          fail(line_no, fmt::format("'.name' {} starts with a quote but is not a quoted name (between single quotes, "
+                                    "with \\xNN, \\\\ and \\' escapes)",
+                                    support::quote(tok[1])));
+        }
+        out.name = std::move(*name);
+      } else {
+        out.name = std::string(tok[1]);
+      }
       if (end == text.size()) break;
       continue;
     }
@@ -399,16 +409,28 @@ Program assemble(std::string_view text, const HwConfig& cfg, const std::string& 
 
 std::string disassemble(const Program& p) {
   // The header comment shows the name escaped (support::quote: no control byte, NUL or broken
-  // UTF-8 reaches the text); `.name` carries it only when the assembler can read it back as it
-  // is: one token of printable bytes, no '#'. Otherwise a comment says it was left out.
+  // UTF-8 reaches the text). `.name` carries every name back: as it is when it is one token of
+  // printable bytes that does not start with a quote and holds no '#' or backslash, else in
+  // quoted form (support::quote, with space and '#' also written \x20 and \x23 so that the value
+  // stays one token before any comment), which the assembler reads back with support::unquote.
   std::string s = fmt::format("# program {}, config {}, {} instructions, {} uops\n", support::quote(p.name),
                               p.config.label(), p.insns.size(), p.uops.size());
-  const bool plain_name = !p.name.empty() && support::escape_bytes(p.name) == p.name &&
+  const bool plain_name = !p.name.empty() && p.name.front() != '\'' && support::escape_bytes(p.name) == p.name &&
                           p.name.find_first_of(" #\\") == std::string::npos;
   if (plain_name) {
     s += ".name " + p.name + "\n";
-  } else if (!p.name.empty()) {
-    s += "# (no .name line: the name holds spaces, '#', backslashes or bytes assembler text cannot)\n";
+  } else {
+    std::string quoted;
+    for (const char c : support::quote(p.name)) {
+      if (c == ' ') {
+        quoted += "\\x20";
+      } else if (c == '#') {
+        quoted += "\\x23";
+      } else {
+        quoted += c;
+      }
+    }
+    s += ".name " + quoted + "\n";
   }
   s += ".config " + nlohmann::ordered_json::parse(p.config.to_json()).dump() + "\n";
   return s + disasm_listing(p.insns, p.uops);

@@ -10,7 +10,8 @@
 //   ALU <MIN|MAX|ADD|SHR|MUL> uop=BGN:END iter=OUT,IN dst=OUT,IN src=OUT,IN [imm=N] [use_imm=0] [reset] [deps=F]
 //   FINISH [deps=F]
 //   .uop DST SRC WGT
-//   .name NAME                      (at most once: the Program's name; NAME has no spaces)
+//   .name NAME                      (at most once: the Program's name; NAME has no spaces, or is
+//                                    quoted as support::quote writes it: '...' with \xNN, \\, \')
 //   .config {"LOG_INP_WIDTH":3,...} (at most once: the HwConfig as one-line JSON, HwConfig::from_json)
 //
 // A UTF-8 byte order mark (EF BB BF) at the start of the text is skipped; a '\r' before a '\n'
@@ -71,10 +72,12 @@ std::string disasm_listing(const std::vector<Instruction>& insns, const std::vec
 Program assemble(std::string_view text, const HwConfig& cfg, const std::string& name = "asm");
 
 /// Disassembles a Program's micro-op table and stream: a comment line naming the program and its
-/// config (the name quoted and escaped, support::quote), a `.name` line (when the name is one
-/// token of printable bytes with no space, `#` or backslash; else a comment says it is left out), a `.config`
+/// config (the name quoted and escaped, support::quote), a `.name` line (the name as it is when
+/// it is one token of printable bytes with no `#` or backslash that does not start with a quote;
+/// otherwise quoted, support::quote, with space and `#` written \x20 and \x23), a `.config`
 /// line with the full config, then disasm_listing(p.insns, p.uops). For a Program made by
-/// assemble() (one "uop" segment), assemble(disassemble(p), p.config) serialises to the same bytes.
+/// assemble() (one "uop" segment), assemble(disassemble(p), p.config) serialises to the same bytes,
+/// whatever bytes its name holds (the empty name included).
 std::string disassemble(const Program& p);
 
 /// The keys (HwConfig::to_json names) whose values differ between `a` and `b`, as

@@ -133,6 +133,45 @@ void check_segments(const Program& p, const char* context) {
   }
 }
 
+// The decoded micro-op table and the image must tell one story: the simulators read micro-ops
+// from the image (LOAD UOP), the tools show the table. When the Program has a segment named
+// "uop", the table is its content (4 bytes per micro-op, little-endian, from the segment's
+// start; what follows is not part of the table); a non-empty table needs that segment.
+void check_uop_table(const Program& p, const IsaSpec& spec, const char* context) {
+  const Segment* seg = nullptr;
+  for (const Segment& s : p.segments) {
+    if (s.name == "uop") seg = &s;
+  }
+  if (seg == nullptr) {
+    if (!p.uops.empty()) {
+      throw_user_error("{}: the micro-op table holds {} micro-ops but there is no segment 'uop' in the image for the "
+                       "simulators to load them from",
+                       context, p.uops.size());
+    }
+    return;
+  }
+  if (p.uops.size() > seg->size_bytes / 4) {
+    throw_user_error("{}: the micro-op table holds {} micro-ops ({} bytes) but segment 'uop' has {} bytes", context,
+                     p.uops.size(), p.uops.size() * 4, seg->size_bytes);
+  }
+  const uint8_t* base = p.image.data() + seg->offset_bytes;
+  for (size_t i = 0; i < p.uops.size(); ++i) {
+    uint32_t table = 0;
+    try {
+      table = spec.encode_uop(p.uops[i]);
+    } catch (const UserError& err) {
+      throw_user_error("{}: uop {}: {}", context, i, err.what());
+    }
+    const uint32_t image = static_cast<uint32_t>(base[4 * i]) | static_cast<uint32_t>(base[4 * i + 1]) << 8 |
+                           static_cast<uint32_t>(base[4 * i + 2]) << 16 | static_cast<uint32_t>(base[4 * i + 3]) << 24;
+    if (table != image) {
+      throw_user_error("{}: micro-op {} of the table (0x{:08x}) differs from word {} of segment 'uop' in the image "
+                       "(0x{:08x}), which the simulators would run",
+                       context, i, table, i, image);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(SegmentKind k) {
@@ -175,6 +214,7 @@ size_t Program::add_segment(const std::string& seg_name, SegmentKind kind, uint6
 std::vector<uint8_t> Program::serialize() const {
   const IsaSpec spec(config);
   check_segments(*this, "program serialisation");
+  check_uop_table(*this, spec, "program serialisation");
   Writer w;
   w.bytes(reinterpret_cast<const uint8_t*>(kMagic), sizeof kMagic);
   w.str(config.to_json());
@@ -266,6 +306,7 @@ Program Program::deserialize(const std::vector<uint8_t>& bytes) {
     throw_user_error("malformed program: {} unexpected bytes after the image", bytes.size() - r.pos());
   }
   check_segments(p, "malformed program");
+  check_uop_table(p, spec, "malformed program");
   return p;
 }
 

@@ -60,12 +60,16 @@ struct Program {
 
   /// Binary serialisation (little-endian, versioned header "TSLPROG1"); config as JSON inside,
   /// instructions and uops encoded by IsaSpec (layout: isa/program.cc). Throws UserError if the
-  /// config is invalid, an instruction or uop does not encode (message names its index) or the
-  /// segments are not aligned, sorted, non-overlapping, unique and inside the image.
+  /// config is invalid, an instruction or uop does not encode (message names its index), the
+  /// segments are not aligned, sorted, non-overlapping, unique and inside the image, or the
+  /// micro-op table disagrees with the image: with a segment named "uop", `uops` must be its
+  /// first uops.size() little-endian words (what the simulators load); a non-empty table needs
+  /// that segment.
   /// Instruction fields outside their format are not kept (decode leaves them zero).
   std::vector<uint8_t> serialize() const;
   /// Inverse of serialize(); throws UserError on a malformed or truncated buffer, an unknown
-  /// version, a bad config, an undecodable instruction, bad segments or trailing bytes.
+  /// version, a bad config, an undecodable instruction, bad segments, a micro-op table that
+  /// differs from the image's "uop" segment (as for serialize()) or trailing bytes.
   static Program deserialize(const std::vector<uint8_t>& bytes);
 };
 

@@ -76,6 +76,38 @@ std::string quote(std::string_view s) { return "'" + escape_impl(s, true) + "'";
 
 std::string escape_control(std::string_view s) { return escape_impl(s, false, false); }
 
+std::optional<std::string> unquote(std::string_view q) {
+  if (q.size() < 2 || q.front() != '\'' || q.back() != '\'') return std::nullopt;
+  const std::string_view body = q.substr(1, q.size() - 2);
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(body.size());
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '\'') return std::nullopt;
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (i + 1 >= body.size()) return std::nullopt;
+    const char e = body[++i];
+    if (e == '\\' || e == '\'') {
+      out += e;
+    } else if (e == 'x' && i + 2 < body.size() && hex(body[i + 1]) >= 0 && hex(body[i + 2]) >= 0) {
+      out += static_cast<char>(hex(body[i + 1]) * 16 + hex(body[i + 2]));
+      i += 2;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
 bool is_utf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     if (static_cast<uint8_t>(s[i]) < 0x80) {

@@ -4,6 +4,7 @@
 // names never print the same.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,14 @@ std::string escape_bytes(std::string_view s);
 /// escape_bytes(s) between single quotes, with a single quote inside escaped as "\'":
 /// quote("a'b") == "'a\\'b'". Use it for every user-given name in a message.
 std::string quote(std::string_view s);
+
+/// The inverse of quote(): `q` must be a single-quoted string as quote() writes it, and the bytes
+/// it stands for are returned (unquote(quote(s)) == s for every s). Inside the quotes, "\xNN"
+/// (two hex digits, either case) is byte NN, "\\" a backslash and "\'" a single quote; any
+/// other byte stands for itself. Returns std::nullopt, never throws, when `q` is not of that form:
+/// no surrounding quotes, a bare single quote inside, a backslash followed by anything else, or
+/// "\x" without two hex digits.
+std::optional<std::string> unquote(std::string_view q);
 
 /// A whole message made safe for one terminal line: bytes 0x00..0x1F and 0x7F, and bytes that
 /// are not part of well-formed UTF-8, become "\xNN"; everything else, backslashes included, is

@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <new>
+#include <system_error>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -80,6 +83,23 @@ CLI::Validator sim_kind_validator(const std::vector<std::string>& allowed, const
         return fmt::format("unknown simulator {} (this build has {})", tessel::support::quote(value), or_list(allowed));
       },
       desc, "SIM");
+}
+
+// The --batch validator, on the text before CLI11 converts it (a conversion saturates: 10^20
+// would be echoed back as 9223372036854775807): a decimal integer in [1, kMaxBatch].
+constexpr int64_t kMaxBatch = 65536;
+CLI::Validator batch_validator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        int64_t v = 0;
+        const char* end = value.data() + value.size();
+        const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+        if (value.empty() || ptr != end || ec != std::errc() || v < 1 || v > kMaxBatch) {
+          return fmt::format("{} is not a whole number from 1 to {}", tessel::support::quote(value), kMaxBatch);
+        }
+        return {};
+      },
+      fmt::format("1..{}", kMaxBatch), "BATCH");
 }
 
 int fail(const std::string& msg, int code) {
@@ -156,7 +176,7 @@ int main(int argc, char** argv) {
   run->add_option("--input,-i", ro.inputs, "input tensor file(s) (.npy, or raw float32 .bin), one per graph input")->required();
   run->add_option("--shape", shape_text, "shape of a raw .bin input, e.g. 1,3,224,224");
   run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
-  run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->capture_default_str();
+  run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->check(batch_validator())->capture_default_str();
   run->add_option("--sim", ro.sim, sim_help)->check(any_sim)->capture_default_str();
   run->add_option("--config", ro.config_path, "hardware configuration JSON (VTA keys)");
   run->add_option("--output,-o", ro.output_path, "write the output tensor(s) as .npy");
@@ -175,7 +195,7 @@ int main(int argc, char** argv) {
   compile->add_option("--config", co.config_path, "hardware configuration JSON");
   compile->add_option("--calib", co.calib, "calibration input files (required for float models)");
   compile->add_flag("--nhwc", co.nhwc, "calibration files are NHWC");
-  compile->add_option("--batch", co.batch, "value of symbolic batch dimensions")->capture_default_str();
+  compile->add_option("--batch", co.batch, "value of symbolic batch dimensions")->check(batch_validator())->capture_default_str();
   bool compile_no_offload = false;
   compile->add_flag("--no-offload", compile_no_offload, "place every layer on the CPU");
   compile->add_option("--dump-ir", co.dump_ir, "print the IR after this pass (or 'all')");

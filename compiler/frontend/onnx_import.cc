@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -497,6 +499,12 @@ bool DeclaredInput::has_symbolic_dim() const {
   return std::find(dims.begin(), dims.end(), int64_t{0}) != dims.end();
 }
 
+// Protobuf's default recursion limit (io::CodedInputStream), and the higher one used only to
+// tell a too-deep model from a damaged one (1000 levels of a small message fit the stack, also
+// under ASan).
+constexpr int kProtobufRecursionLimit = 100;
+constexpr int kDiagnosticRecursionLimit = 1000;
+
 ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in, int64_t batch,
                             std::vector<DeclaredInput>* declared) {
   const std::string what = quote(what_in);
@@ -504,10 +512,22 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
   if (batch < 1) throw_user_error("batch {} is invalid (must be >= 1)", batch);
   onnx::ModelProto model;
   if (bytes.empty()) throw_user_error("{} is not a valid onnx model: the file is empty", what);
-  if (!model.ParseFromString(bytes))
+  if (!model.ParseFromString(bytes)) {
+    // Protobuf gives no reason. One it can be told apart from damage: messages nested deeper than
+    // its recursion limit (100; graphs nest in attributes), which parses with a higher limit.
+    onnx::ModelProto deeper;
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(std::min<size_t>(bytes.size(), INT_MAX)));
+    in.SetRecursionLimit(kDiagnosticRecursionLimit);
+    if (bytes.size() <= INT_MAX && deeper.ParseFromCodedStream(&in) && in.ConsumedEntireMessage()) {
+      throw_user_error("{} is not a valid onnx model: its messages nest more than {} deep (protobuf's recursion "
+                       "limit; graphs nest inside node attributes)",
+                       what, kProtobufRecursionLimit);
+    }
     throw_user_error("{} is not a valid onnx model: protobuf parsing failed ({} bytes; truncated or not "
                      "an onnx file)",
                      what, bytes.size());
+  }
   if (!model.has_graph() || model.graph().node_size() == 0)
     throw_user_error("{} is not a valid onnx model: it has no graph nodes", what);
   if (model.ir_version() <= 0)
@@ -616,9 +636,17 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
         if (d.dim_value() <= 0) throw_user_error("{}: {} has dimension {}", what, where, d.dim_value());
         v.shape.push_back(d.dim_value());
         decl.dims.push_back(d.dim_value());
-      } else {
-        v.shape.push_back(batch);  // symbolic ("batch_size") or unknown dimension
+      } else if (v.shape.empty()) {
+        v.shape.push_back(batch);  // a symbolic ("batch_size") or unknown batch dimension
         decl.dims.push_back(0);
+      } else {
+        // Only the batch dimension (axis 0) takes --batch; binding a symbolic height or width
+        // to it would give a 1x1 image and errors far from the cause.
+        throw_user_error("{}: {} dimension {} is {}; only the batch dimension (axis 0) may be symbolic (it takes "
+                         "--batch); give the model fixed sizes for the others",
+                         what, where, v.shape.size(),
+                         d.has_dim_param() && !d.dim_param().empty() ? fmt::format("symbolic ({})", quote(d.dim_param()))
+                                                                     : std::string("unknown"));
       }
     }
     if (declared) declared->push_back(std::move(decl));

@@ -40,7 +40,7 @@ namespace tessel::compiler::frontend {
 /// A graph input as the model declares it, before symbolic dimensions are bound to `batch`.
 struct DeclaredInput {
   std::string name;
-  std::vector<int64_t> dims;  ///< declared sizes in elements; 0 marks a symbolic or unknown dimension
+  std::vector<int64_t> dims;  ///< declared sizes in elements; 0 marks a symbolic or unknown batch dimension (axis 0)
   /// True if any dimension is symbolic (named, e.g. "batch_size") or unknown.
   bool has_symbolic_dim() const;
 };
@@ -52,7 +52,8 @@ struct DeclaredInput {
 /// model's opset ("node 'c' (Clip): attribute 'min' is not defined by Clip at opset 13 (at this
 /// opset 'min' is an input)"), an unsupported attribute value ("node 'conv3' (Conv): dilations
 /// [2,2] not supported") or data type, a constant that is too large or not finite, has non-float
-/// graph inputs, or `batch` < 1. If `declared` is not null it receives the graph inputs (in graph
+/// graph inputs, a graph input with a symbolic or unknown dimension other than axis 0 (only the
+/// batch dimension takes `batch`), or `batch` < 1. If `declared` is not null it receives the graph inputs (in graph
 /// order) as declared, so that a caller can tell whether `batch` applied to any dimension.
 ir::Graph import_onnx_file(const std::string& path, int64_t batch = 1,
                            std::vector<DeclaredInput>* declared = nullptr);

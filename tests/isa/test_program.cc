@@ -1,8 +1,13 @@
 // The Program container: segments, element sizes, relocation, serialisation round trip.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "isa/asm.h"
 #include "isa/program.h"
+#include "support/error.h"
 
 namespace tessel::isa {
 namespace {
@@ -19,7 +24,8 @@ Program sample_program() {
       HwConfig::from_json(R"({"LOG_BATCH": 1, "CLOCK_MHZ": 250.5})"), "layer 3");
   p.add_segment("inp", SegmentKind::kInput, 100);
   p.add_segment("out", SegmentKind::kOutput, 8192);
-  for (size_t i = 0; i < p.image.size(); i += 7) p.image[i] ^= static_cast<uint8_t>(i * 13 + 1);
+  // Scramble the data segments (not the micro-ops, which must match the table).
+  for (size_t i = p.segment("inp").offset_bytes; i < p.image.size(); i += 7) p.image[i] ^= static_cast<uint8_t>(i * 13 + 1);
   return p;
 }
 
@@ -99,6 +105,39 @@ TEST(IsaProgram, SerializeDropsFieldsOutsideTheFormat) {
   p.insns[0].sram_base = 12;  // meaningless for FINISH
   const Program q = Program::deserialize(p.serialize());
   EXPECT_EQ(q.insns[0], make_finish());
+}
+
+// The decoded micro-op table is what the tools show, the image's "uop" segment what the
+// simulators run: a Program where they differ (hostile review 2, F4: a mutated table was shown by
+// disasm while the simulators ran the image) does not serialise or deserialise.
+TEST(IsaProgram, MicroOpTableMustMatchTheImage) {
+  const Program p = assemble(".uop 1 2 3\n.uop 4 5 6\nFINISH\n", HwConfig{});
+  const std::vector<uint8_t> good = p.serialize();
+  EXPECT_EQ(Program::deserialize(good).uops.size(), 2u);
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const tessel::UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Program table = p;
+  table.uops[1].dst = 9;
+  EXPECT_NE(message([&] { (void)table.serialize(); }).find("micro-op 1 of the table"), std::string::npos);
+  // The same disagreement in a binary: one image word changed (the image is the last field of
+  // the serialised form), the table left as it was.
+  std::vector<uint8_t> bytes = good;
+  bytes[bytes.size() - p.image.size() + p.segment("uop").offset_bytes + 4] ^= 1;
+  EXPECT_NE(message([&] { (void)Program::deserialize(bytes); }).find("differs from word 1 of segment 'uop'"),
+            std::string::npos);
+  Program more = p;  // the segment holds kImageAlign bytes: 1024 micro-ops
+  more.uops.resize(1025, more.uops[0]);
+  EXPECT_NE(message([&] { (void)more.serialize(); }).find("holds 1025 micro-ops (4100 bytes) but segment 'uop' has 4096 bytes"),
+            std::string::npos);
+  Program none = p;
+  none.segments.clear();
+  EXPECT_NE(message([&] { (void)none.serialize(); }).find("no segment 'uop'"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "support/checked.h"
@@ -36,6 +37,22 @@ TEST(EscapeBytes, KeepsWellFormedUtf8AndEscapesBrokenUtf8) {
 TEST(Quote, EscapesTheQuoteSoNamesStayDistinct) {
   EXPECT_EQ(quote("a'b"), "'a\\'b'");
   EXPECT_NE(quote("a\\x00"), quote(std::string("a\0", 2)));
+}
+
+// unquote() reads back what quote() writes, for every byte value and the escapes quote() emits.
+TEST(Unquote, InvertsQuote) {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  for (const std::string& s : {all, std::string(""), std::string("a'b"), std::string("\\x41"),
+                               std::string("caf\xc3\xa9 \xff"), std::string("x\0y", 3)}) {
+    const std::optional<std::string> back = unquote(quote(s));
+    ASSERT_TRUE(back) << quote(s);
+    EXPECT_EQ(*back, s);
+  }
+  EXPECT_EQ(unquote("'\\x4a\\x4A'"), std::string("JJ"));
+  for (const char* bad : {"", "'", "abc", "'abc", "abc'", "'a'b'", "'a\\'", "'\\q'", "'\\x4'", "'\\xg0'"}) {
+    EXPECT_FALSE(unquote(bad)) << bad;
+  }
 }
 
 TEST(IsUtf8, AgreesWithEscapeBytes) {

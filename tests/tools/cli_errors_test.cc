@@ -261,6 +261,11 @@ TEST(CliErrors, CommandLineTermsInMessages) {
 
 TEST(CliErrors, BatchNeedsASymbolicBatchDimension) {
   expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--batch", "2"}), 1, "no symbolic (named) batch dimension");
+  // The value is checked as text, before a conversion that would saturate (hostile review 2, F5).
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--batch", "99999999999999999999"}), 2,
+               "--batch: '99999999999999999999' is not a whole number from 1 to 65536");
+  expect_error(run_cli({"compile", kMnistInt8, "-o", temp_file("b.tsx"), "--batch", "0"}), 2,
+               "--batch: '0' is not a whole number from 1 to 65536");
 }
 
 TEST(CliErrors, AllocIsBoundedByTheDeviceDram) {

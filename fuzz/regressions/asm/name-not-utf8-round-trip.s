@@ -1,0 +1,3 @@
+# program 'gemm_tile', config 1x8_i8w6a32_15_14_16_11, "LOG_ACC_WIDTH":5,"LOG_BATCH":0,"LOG_BLOCK_IN":3,"LOG_BLOCK_OUT":3,"LOG_UOP_BUFF_SIZE":15,"LOG_INP_BUFF_SIZE":14,"LOG_WGT_BUFF_SIZE":16,"LOG_ACC_BUFF_SIZE":16,"LOG_BUS_WIDTH":6,"CLOCK_M¾Z":100.0,"DRAM_LATENCY":32,"CMD_QUEUE_DEPTH":512,"TOKEN_7 instructions, 1 uops
+.name geO_INKC":3,"LOG_BLpsÑ=pop_prev|push_prev
+FINISH deps=pop_next
