@@ -211,18 +211,20 @@ class Checker {
   // Applies a LOAD UOP (x_size > 0) to the tracked uop buffer: slots whose DRAM word lies in the
   // image become kValid with the decoded micro-op, the others kUnknown. Pads on UOP loads are
   // illegal (pad rule); the rows land densely from sram_base.
+  // Only the slots inside the buffer are visited (the rest is reported by sram-bounds): the work
+  // is bounded by the buffer's size, not by y_size * x_size (up to 2^32 for a hostile LOAD).
   void load_uops(const Instruction& in, std::vector<Slot>& state, std::vector<Uop>& uop_sram) const {
-    for (uint64_t y = 0; y < in.y_size; ++y) {
-      for (uint64_t x = 0; x < in.x_size; ++x) {
-        const uint64_t slot = in.sram_base + y * in.x_size + x;
-        if (slot >= state.size()) continue;  // reported by sram-bounds
-        const uint64_t byte = (uint64_t{in.dram_base} + y * in.x_stride + x) * 4;
-        if (byte + 4 <= p_.image.size()) {
-          state[slot] = Slot::kValid;
-          uop_sram[slot] = spec_.decode_uop(word_at(byte));
-        } else {
-          state[slot] = Slot::kUnknown;
-        }
+    if (in.x_size == 0 || in.sram_base >= state.size()) return;
+    const uint64_t n = std::min<uint64_t>(uint64_t{in.y_size} * in.x_size, state.size() - in.sram_base);
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t y = k / in.x_size, x = k % in.x_size;
+      const uint64_t slot = in.sram_base + k;
+      const uint64_t byte = (uint64_t{in.dram_base} + y * in.x_stride + x) * 4;
+      if (byte + 4 <= p_.image.size()) {
+        state[slot] = Slot::kValid;
+        uop_sram[slot] = spec_.decode_uop(word_at(byte));
+      } else {
+        state[slot] = Slot::kUnknown;
       }
     }
   }
