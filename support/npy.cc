@@ -246,7 +246,8 @@ std::vector<int64_t> parse_shape(const std::string& text) {
   return dims;
 }
 
-FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& what) {
+FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& what_in) {
+  const std::string what = support::quote(what_in);
   if (bytes.size() < kNpyMagicLen + 4 || std::memcmp(bytes.data(), kNpyMagic, kNpyMagicLen) != 0) {
     throw_user_error("malformed .npy file {}: missing the \\x93NUMPY magic ({} bytes in file)", what,
                      bytes.size());
@@ -388,7 +389,7 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path) {
   if (!dtype) {
     if (dims_like && looks_like_dtype(dtype_text)) {
       throw_user_error("{}: element type {} in the file name suffix '_{}_{}' is not one of f32, u8, i8, f64",
-                       path, support::quote(dtype_text), dtype_text, dims);
+                       support::quote(path), support::quote(dtype_text), dtype_text, dims);
     }
     return std::nullopt;
   }
@@ -399,14 +400,14 @@ std::optional<NameSpec> spec_from_file_name(const std::string& path) {
         dims[0] == '+' || dims[0] == '-' || (dims[0] >= '0' && dims[0] <= '9')) {
       throw_user_error("{}: the file name suffix '_{}_{}' has no valid shape (expected dimensions like "
                        "1x3x224x224)",
-                       path, dtype_text, dims);
+                       support::quote(path), dtype_text, dims);
     }
     return std::nullopt;
   }
   try {
     return NameSpec{*dtype, parse_shape(dims)};
   } catch (const UserError& e) {
-    throw_user_error("{}: the file name suffix '_{}_{}' has a malformed shape: {}", path, dtype_text, dims,
+    throw_user_error("{}: the file name suffix '_{}_{}' has a malformed shape: {}", support::quote(path), dtype_text, dims,
                      e.what());
   }
 }
@@ -420,7 +421,7 @@ FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector
   const std::vector<uint8_t> bytes =
       read_file_bounded(path, want, fmt::format("shape {} of {}", shape_to_string(shape), to_string(dtype)));
   if (bytes.size() != want) {
-    throw_user_error("{} holds {} bytes but shape {} of {} needs {} bytes", path, bytes.size(),
+    throw_user_error("{} holds {} bytes but shape {} of {} needs {} bytes", support::quote(path), bytes.size(),
                      shape_to_string(shape), to_string(dtype), want);
   }
   FloatTensor t;

@@ -38,7 +38,7 @@ void reject_executable(const std::vector<uint8_t>& bytes, const std::string& pat
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kExecutableMagic, 8) == 0) {
     throw_user_error("{} is a compiled Executable (TSLEXEC1), not a Program: run it with `tessel run {} "
                      "--input FILE`",
-                     path, path);
+                     support::quote(path), path);
   }
 }
 
@@ -52,12 +52,12 @@ isa::Program load_program_binary(const std::string& path) {
   const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxProgramFileBytes, "a Program binary");
   reject_executable(bytes, path);
   if (!is_program_binary(bytes)) {
-    throw_user_error("{} is not a Program binary (no TSLPROG1 header; {} bytes)", path, bytes.size());
+    throw_user_error("{} is not a Program binary (no TSLPROG1 header; {} bytes)", support::quote(path), bytes.size());
   }
   try {
     return isa::Program::deserialize(bytes);
   } catch (const UserError& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
+    throw UserError(fmt::format("{}: {}", support::quote(path), e.what()));
   }
 }
 
@@ -98,7 +98,7 @@ isa::Program assemble_file(const std::string& path, const std::string& config_pa
     p.config = p.config.with_run_settings(given);
     return p;
   } catch (const UserError& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
+    throw UserError(fmt::format("{}: {}", support::quote(path), e.what()));
   }
 }
 
@@ -243,7 +243,7 @@ PreparedProgram prepare_program(const SimCmdOptions& o, std::ostream& out) {
       const isa::HwConfig cfg = load_config(o.config_path);
       if (!p.config.same_hardware(cfg)) {
         throw_user_error("{} was built for config {} but --config {} describes other hardware ({})",
-                         o.program_path, p.config.label(), o.config_path,
+                         support::quote(o.program_path), p.config.label(), support::quote(o.config_path),
                          isa::config_differences(p.config, cfg.with_run_settings(p.config)));
       }
       p.config = p.config.with_run_settings(cfg);

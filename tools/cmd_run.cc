@@ -98,10 +98,10 @@ void check_output_path(const std::string& path, const std::string& option) {
   if (path.empty()) return;
   std::error_code ec;
   const std::filesystem::path fp(path);
-  if (std::filesystem::is_directory(fp, ec)) throw_user_error("{} {}: is a directory", option, path);
+  if (std::filesystem::is_directory(fp, ec)) throw_user_error("{} {}: is a directory", option, support::quote(path));
   const std::filesystem::path parent = fp.parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    throw_user_error("{} {}: directory {} does not exist", option, path, parent.string());
+    throw_user_error("{} {}: directory {} does not exist", option, support::quote(path), support::quote(parent.string()));
   }
 }
 
@@ -265,7 +265,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
       for (size_t i = 0; i < names.size(); ++i) {
         list += fmt::format("{}{} {}", i ? ", " : "", support::quote(names[i]), support::shape_to_string(shapes[i]));
       }
-      throw_user_error("{} has {} graph input(s) ({}) but {} --input file(s) were given", o.model,
+      throw_user_error("{} has {} graph input(s) ({}) but {} --input file(s) were given", support::quote(o.model),
                        names.size(), list, o.inputs.size());
     }
     if (o.shape && o.inputs.size() != 1) throw_user_error("--shape needs exactly one --input");
@@ -280,12 +280,12 @@ int run_command(const RunOptions& o, std::ostream& out) {
                                                    {!o.offload, "--no-offload"},
                                                    {!o.dump_ir.empty(), "--dump-ir"}};
     for (const auto& [given, option] : unused) {
-      if (given) throw_user_error("{} does not apply to {}: it is an already compiled executable", option, o.model);
+      if (given) throw_user_error("{} does not apply to {}: it is an already compiled executable", option, support::quote(o.model));
     }
     try {
       cr.exe = runtime::Executable::deserialize(support::read_file_bounded(o.model, support::kMaxModelFileBytes, "an executable"));
     } catch (const UserError& e) {
-      throw UserError(fmt::format("{}: {}", o.model, e.what()));
+      throw UserError(fmt::format("{}: {}", support::quote(o.model), e.what()));
     }
     cfg = cr.exe.config;
     if (!o.config_path.empty()) {
@@ -293,8 +293,8 @@ int run_command(const RunOptions& o, std::ostream& out) {
       // CLOCK_MHZ, queue depths) are --config's.
       const isa::HwConfig given = load_config(o.config_path);
       if (!cfg.same_hardware(given)) {
-        throw_user_error("{} was compiled for config {} but --config {} describes other hardware ({})", o.model,
-                         cfg.label(), o.config_path,
+        throw_user_error("{} was compiled for config {} but --config {} describes other hardware ({})",
+                         support::quote(o.model), cfg.label(), support::quote(o.config_path),
                          isa::config_differences(cfg, given.with_run_settings(cfg)));
       }
       cfg = cfg.with_run_settings(given);
@@ -403,8 +403,8 @@ int run_command(const RunOptions& o, std::ostream& out) {
     ref_outputs = ref->run(inputs);
     if (ref_outputs.size() != outputs.size()) {
       if (from_tsx) {
-        throw_user_error("{} has {} outputs but --reference {} has {}", o.model, outputs.size(),
-                         o.reference_model, ref_outputs.size());
+        throw_user_error("{} has {} outputs but --reference {} has {}", support::quote(o.model), outputs.size(),
+                         support::quote(o.reference_model), ref_outputs.size());
       }
       throw_internal_error("compiled model has {} outputs but the reference has {}", outputs.size(),
                            ref_outputs.size());
@@ -577,7 +577,7 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
     if (o.calib.empty() && std::string_view(e.what()).find("CompileOptions::calibration") != std::string_view::npos) {
       throw_user_error("{} is a float model: quantising it needs calibration inputs; pass --calib FILE "
                        "(one or more input tensor files)",
-                       o.model);
+                       support::quote(o.model));
     }
     throw;
   }

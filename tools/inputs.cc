@@ -47,7 +47,7 @@ void check_finite(const support::FloatTensor& t, const std::string& path, const 
   }
   if (count > 0) {
     throw_user_error("{} {} holds {} non-finite value(s) (NaN or infinity); the first is element {} ({})", what,
-                     path, count, first, t.data[static_cast<size_t>(first)]);
+                     support::quote(path), count, first, t.data[static_cast<size_t>(first)]);
   }
 }
 
@@ -113,7 +113,7 @@ runtime::HostTensor to_model_input(const support::FloatTensor& t, const std::vec
                            shape_to_string({expected[0], expected[2], expected[3], expected[1]}));
       }
       throw_user_error("{} has shape {} which is not the NHWC form of input {} {} (--nhwc given){}",
-                       path, shape_to_string(t.shape), support::quote(input_name), shape_to_string(expected), want);
+                       support::quote(path), shape_to_string(t.shape), support::quote(input_name), shape_to_string(expected), want);
     }
     return make_f32_tensor(expected, nhwc_to_nchw(t.data, t.shape));
   }
@@ -121,9 +121,9 @@ runtime::HostTensor to_model_input(const support::FloatTensor& t, const std::vec
   if (is_nhwc_of(t.shape, expected)) {
     throw_user_error("{} has shape {} but input {} expects {} (NCHW); pass --nhwc to transpose "
                      "NHWC data",
-                     path, shape_to_string(t.shape), support::quote(input_name), shape_to_string(expected));
+                     support::quote(path), shape_to_string(t.shape), support::quote(input_name), shape_to_string(expected));
   }
-  throw_user_error("{} has shape {} ({} elements) but input {} expects {} ({} elements)", path,
+  throw_user_error("{} has shape {} ({} elements) but input {} expects {} ({} elements)", support::quote(path),
                    shape_to_string(t.shape), num_elements(t.shape), support::quote(input_name),
                    shape_to_string(expected), num_elements(expected));
 }
@@ -136,7 +136,7 @@ runtime::HostTensor load_input(const std::string& path, const std::optional<std:
     if (nhwc) {
       throw_user_error("{} is a raw binary without a shape, so --nhwc cannot tell its layout: pass --shape "
                        "N,H,W,C (e.g. --shape {}) or name it like x_f32_NxHxWxC.bin",
-                       path, expected.size() == 4 ? fmt::format("{},{},{},{}", expected[0], expected[2],
+                       support::quote(path), expected.size() == 4 ? fmt::format("{},{},{},{}", expected[0], expected[2],
                                                                 expected[3], expected[1])
                                                   : std::string("1,224,224,3"));
     }

@@ -217,7 +217,7 @@ TEST(CliErrors, NonFiniteInputValues) {
   support::write_npy_f32(bad, {1, 1, 28, 28}, v);
   expect_error(run_cli({"run", kMnistInt8, "--input", bad}), 1, "holds 2 non-finite value(s) (NaN or infinity); the first is element 5");
   expect_error(run_cli({"compile", "models/onnx-zoo/mnist-12.onnx", "-o", temp_file("m.tsx"), "--calib", bad}), 1,
-               "calibration file " + bad + " holds 2 non-finite");
+               "calibration file '" + bad + "' holds 2 non-finite");
 }
 
 TEST(CliErrors, MalformedShapeSuffixInFileName) {
@@ -240,10 +240,10 @@ TEST(CliErrors, LabelCountMustMatchTheClasses) {
 // Output paths are checked before the (long) compile and run: no output on stdout.
 TEST(CliErrors, UnwritableOutputPathsFailFirst) {
   CliResult r = run_cli({"run", kMnistInt8, "--input", kDigit0, "-o", "/nonexistent_dir_tessel/x.npy"});
-  expect_error(r, 1, "--output /nonexistent_dir_tessel/x.npy: directory /nonexistent_dir_tessel does not exist");
+  expect_error(r, 1, "--output '/nonexistent_dir_tessel/x.npy': directory '/nonexistent_dir_tessel' does not exist");
   EXPECT_TRUE(r.out.empty()) << r.out;
   r = run_cli({"run", kMnistInt8, "--input", kDigit0, "--report-json", "/tmp"});
-  expect_error(r, 1, "--report-json /tmp: is a directory");
+  expect_error(r, 1, "--report-json '/tmp': is a directory");
   EXPECT_TRUE(r.out.empty()) << r.out;
   expect_error(run_cli({"compile", kMnistInt8, "-o", "/nonexistent_dir_tessel/m.tsx"}), 1, "does not exist");
 }
@@ -383,7 +383,7 @@ TEST(CliErrors, AllErrorsListsEveryVerifierProblem) {
 TEST(CliErrors, ExecutableIsNotAProgram) {
   const std::string tsx = temp_file("not_a_program.tsx");
   ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
-  const std::string want = tsx + " is a compiled Executable (TSLEXEC1), not a Program: run it with `tessel run " +
+  const std::string want = "'" + tsx + "' is a compiled Executable (TSLEXEC1), not a Program: run it with `tessel run " +
                            tsx + " --input FILE`";
   expect_error(run_cli({"sim", tsx}), 1, want);
   expect_error(run_cli({"simcmp", tsx, "--b", "cycle"}), 1, want);
@@ -402,11 +402,11 @@ TEST(CliErrors, ConfigOfOtherHardwareNamesTheKey) {
   ASSERT_EQ(run_cli({"asm", "tests/golden/tools/gemm_tile.s", "-o", bin}).exit_code, 0);
   ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
   expect_error(run_cli({"sim", bin, "--config", bus7}), 1,
-               bin + " was built for config 1x16_i8w8a32_15_15_18_17 but --config " + bus7 +
+               "'" + bin + "' was built for config 1x16_i8w8a32_15_15_18_17 but --config '" + bus7 + "'" +
                    " describes other hardware (LOG_BUS_WIDTH 6 vs 7)");
   expect_error(run_cli({"sim", bin, "--config", batch2}), 1, "(LOG_BATCH 0 vs 1)");
   expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", bus7}), 1,
-               tsx + " was compiled for config 1x16_i8w8a32_15_15_18_17 but --config " + bus7 +
+               "'" + tsx + "' was compiled for config 1x16_i8w8a32_15_15_18_17 but --config '" + bus7 + "'" +
                    " describes other hardware (LOG_BUS_WIDTH 6 vs 7)");
   expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", q11}), 1,
                "cannot run with CMD_QUEUE_DEPTH=1, TOKEN_QUEUE_DEPTH=1 (it was compiled for 512 and 1024): ");

@@ -120,7 +120,7 @@ TEST(Npy, ReadsTheBundledMlperfSample) {
 }
 
 TEST(NpyErrors, MalformedFiles) {
-  EXPECT_NE(user_error_of([] { support::decode_npy({1, 2, 3}, "x.npy"); }).find("malformed .npy file x.npy: missing"),
+  EXPECT_NE(user_error_of([] { support::decode_npy({1, 2, 3}, "x.npy"); }).find("malformed .npy file 'x.npy': missing"),
             std::string::npos);
   EXPECT_NE(user_error_of([] {
               support::decode_npy(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
@@ -164,7 +164,7 @@ TEST(NpyErrors, HeaderBytesFollowTheSpecification) {
     std::vector<uint8_t> b = npy_with_header(dict, data);
     b[10 + at] = byte;
     EXPECT_NE(user_error_of([&] { support::decode_npy(b, "bad.npy"); })
-                  .find(fmt::format("malformed .npy file bad.npy: header byte {} is 0x{:02x}, not printable ASCII",
+                  .find(fmt::format("malformed .npy file 'bad.npy': header byte {} is 0x{:02x}, not printable ASCII",
                                     at, byte)),
               std::string::npos)
         << at << " " << int{byte};
@@ -224,7 +224,7 @@ TEST(RawFiles, EndlessFilesStopAtTheShapesSize) {
             std::string::npos);
   // A character device is read, not measured: /dev/null holds 0 bytes.
   EXPECT_NE(user_error_of([] { support::read_raw("/dev/null", FileDType::kU8, {4}); })
-                .find("/dev/null holds 0 bytes but shape [4] of u8 needs 4 bytes"),
+                .find("'/dev/null' holds 0 bytes but shape [4] of u8 needs 4 bytes"),
             std::string::npos);
   const std::string p = temp_path("long_f32_1x2.bin");
   write_bytes(p, std::vector<uint8_t>(12, 0));
@@ -262,7 +262,7 @@ TEST(Inputs, SqueezedShapesMatchAndNhwcIsTransposed) {
   k.data.assign(490, 0.5f);
   EXPECT_EQ(to_model_input(k, {1, 1, 49, 10}, "x", "k.npy", false).shape, (std::vector<int64_t>{1, 1, 49, 10}));
   EXPECT_NE(user_error_of([&] { to_model_input(k, {1, 1, 28, 28}, "Input3", "k.npy", false); })
-                .find("k.npy has shape [1, 49, 10, 1] (490 elements) but input 'Input3' expects [1, 1, 28, 28] "
+                .find("'k.npy' has shape [1, 49, 10, 1] (490 elements) but input 'Input3' expects [1, 1, 28, 28] "
                       "(784 elements)"),
             std::string::npos);
 }
