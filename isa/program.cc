@@ -135,8 +135,9 @@ void check_segments(const Program& p, const char* context) {
 
 // The decoded micro-op table and the image must tell one story: the simulators read micro-ops
 // from the image (LOAD UOP), the tools show the table. When the Program has a segment named
-// "uop", the table is its content (4 bytes per micro-op, little-endian, from the segment's
-// start; what follows is not part of the table); a non-empty table needs that segment.
+// "uop", the table is its content: 4 bytes per micro-op, little-endian, from the segment's start,
+// and every byte after the table is zero (the alignment padding assemble() writes), so that no
+// micro-op a stream can load is missing from the table; a non-empty table needs that segment.
 void check_uop_table(const Program& p, const IsaSpec& spec, const char* context) {
   const Segment* seg = nullptr;
   for (const Segment& s : p.segments) {
@@ -168,6 +169,13 @@ void check_uop_table(const Program& p, const IsaSpec& spec, const char* context)
       throw_user_error("{}: micro-op {} of the table (0x{:08x}) differs from word {} of segment 'uop' in the image "
                        "(0x{:08x}), which the simulators would run",
                        context, i, table, i, image);
+    }
+  }
+  for (uint64_t b = p.uops.size() * 4; b < seg->size_bytes; ++b) {
+    if (base[b] != 0) {
+      throw_user_error("{}: segment 'uop' holds a non-zero byte at offset {}, after the {} micro-ops of the table: "
+                       "a LOAD UOP could run micro-ops the table does not show",
+                       context, b, p.uops.size());
     }
   }
 }

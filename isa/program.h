@@ -63,8 +63,8 @@ struct Program {
   /// config is invalid, an instruction or uop does not encode (message names its index), the
   /// segments are not aligned, sorted, non-overlapping, unique and inside the image, or the
   /// micro-op table disagrees with the image: with a segment named "uop", `uops` must be its
-  /// first uops.size() little-endian words (what the simulators load); a non-empty table needs
-  /// that segment.
+  /// first uops.size() little-endian words (what the simulators load) and every later byte of
+  /// the segment zero; a non-empty table needs that segment.
   /// Instruction fields outside their format are not kept (decode leaves them zero).
   std::vector<uint8_t> serialize() const;
   /// Inverse of serialize(); throws UserError on a malformed or truncated buffer, an unknown

@@ -133,7 +133,7 @@ int create_temp(const std::filesystem::path& target, std::string& temp_path) {
   const std::string base = "." + target.filename().string() + ".tmp";
   for (int attempt = 0; attempt < 100; ++attempt) {
     const uint64_t r = (uint64_t{rd()} << 32) ^ rd() ^ (counter++ << 20) ^ static_cast<uint64_t>(::getpid());
-    const std::filesystem::path p = dir / (base + fmt::format("{:012x}", r & 0xffffffffffffULL));
+    const std::filesystem::path p = dir / (base + fmt::format("{:012x}", r & 0xffffffffffffULL));  // kAtomicTempSuffixBytes
     const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       temp_path = p.string();

@@ -3,6 +3,7 @@
 // every command that prints results checks standard output with check_stdout() before it exits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,6 +28,11 @@ namespace tessel::support {
 /// temporary file, writing N bytes, fsync, close, rename), e.g. "cannot write '/dev/full': writing
 /// 1200 bytes: no space left on device"; and for a directory, "cannot write 'x': is a directory".
 void write_file_atomic(const std::string& path, std::string_view bytes);
+
+/// How many bytes the temporary file's name adds to the target's file name: "." before it and
+/// ".tmp" plus 12 hex digits after it. A target whose name plus this exceeds the directory's
+/// NAME_MAX cannot be written; callers check it before long work (tools::check_output_path).
+inline constexpr size_t kAtomicTempSuffixBytes = 1 + 4 + 12;
 /// As above, for a byte vector.
 void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
 

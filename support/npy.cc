@@ -4,8 +4,10 @@
 #include <bit>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "support/atomic_file.h"
 #include "support/checked.h"
@@ -49,10 +51,24 @@ float load_element(const uint8_t* p, FileDType dtype, bool big) {
   throw_internal_error("unhandled file dtype {}", static_cast<int>(dtype));
 }
 
-std::vector<float> convert(const uint8_t* p, size_t count, FileDType dtype, bool big) {
+// The elements as float32. A finite float64 beyond float32's range would become an infinity
+// and be reported as "non-finite" later: it is an error here, naming the file (`what`, quoted)
+// and the element.
+std::vector<float> convert(const uint8_t* p, size_t count, FileDType dtype, bool big, const std::string& what) {
   std::vector<float> out(count);
   const size_t eb = file_dtype_bytes(dtype);
-  for (size_t i = 0; i < count; ++i) out[i] = load_element(p + i * eb, dtype, big);
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = load_element(p + i * eb, dtype, big);
+    if (dtype == FileDType::kF64 && std::isinf(out[i])) {
+      uint64_t u = 0;
+      for (int k = 0; k < 8; ++k) u |= uint64_t{p[i * eb + (big ? 7 - k : k)]} << (8 * k);
+      const double d = std::bit_cast<double>(u);
+      if (std::isfinite(d)) {
+        throw_user_error("{} element {} is {:g}, beyond float32's range (+-{:g}); the model's tensors are float32",
+                         what, i, d, static_cast<double>(std::numeric_limits<float>::max()));
+      }
+    }
+  }
   return out;
 }
 
@@ -291,19 +307,26 @@ FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& wha
   std::vector<int64_t> shape;
   HeaderParser(header, what).parse(descr, fortran, shape);
   if (fortran) throw_user_error("unsupported .npy file {}: fortran_order is True (C order only)", what);
-  if (descr.size() < 3) throw_user_error("unsupported .npy dtype {} in {}", support::quote(descr), what);
-  const char order = descr[0];
-  const std::string kind = descr.substr(1);
+  // descr is a byte order ('<', '>', '|', '=') and a kind ("f4"); NumPy also reads a kind without
+  // the order ("u1": native order, which for 1-byte kinds is no order at all).
+  const bool has_order = !descr.empty() && std::string_view("<>|=").find(descr[0]) != std::string_view::npos;
+  const char order = has_order ? descr[0] : '=';
+  const std::string kind = has_order ? descr.substr(1) : descr;
   std::optional<FileDType> dtype;
   if (kind == "f4") dtype = FileDType::kF32;
   if (kind == "f8") dtype = FileDType::kF64;
   if (kind == "u1") dtype = FileDType::kU8;
   if (kind == "i1") dtype = FileDType::kI8;
-  if (!dtype || (order != '<' && order != '>' && order != '|' && order != '=')) {
+  if (!dtype) {
     throw_user_error("unsupported .npy dtype {} in {} (float32, float64, uint8 and int8 are read)",
                      support::quote(descr), what);
   }
-  const int64_t count = num_elements(shape);
+  int64_t count = 0;
+  try {
+    count = num_elements(shape);
+  } catch (const UserError& e) {
+    throw_user_error("malformed .npy file {}: {}", what, e.what());
+  }
   const size_t data_start = header_start + header_len;
   const size_t have = bytes.size() - data_start;
   const size_t eb = file_dtype_bytes(*dtype);
@@ -315,7 +338,7 @@ FloatTensor decode_npy(const std::vector<uint8_t>& bytes, const std::string& wha
   FloatTensor t;
   t.shape = shape;
   t.source_dtype = *dtype;
-  t.data = convert(bytes.data() + data_start, static_cast<size_t>(count), *dtype, order == '>');
+  t.data = convert(bytes.data() + data_start, static_cast<size_t>(count), *dtype, order == '>', what);
   return t;
 }
 
@@ -427,7 +450,7 @@ FloatTensor read_raw(const std::string& path, FileDType dtype, const std::vector
   FloatTensor t;
   t.shape = shape;
   t.source_dtype = dtype;
-  t.data = convert(bytes.data(), count, dtype, false);
+  t.data = convert(bytes.data(), count, dtype, false, support::quote(path));
   return t;
 }
 

@@ -67,6 +67,11 @@ isa::Program load_program_binary(const std::string& path) {
 isa::Program assemble_file(const std::string& path, const std::string& config_path) {
   const std::vector<uint8_t> bytes = support::read_file_bounded(path, support::kMaxTextFileBytes, "assembler text");
   reject_executable(bytes, path);
+  if (is_program_binary(bytes)) {
+    throw_user_error("{} is already a Program binary (TSLPROG1), not assembler text: `tessel disasm {}` shows it, "
+                     "`tessel sim` runs it",
+                     support::quote(path), path);
+  }
   // Assembler text is text: a NUL or another control byte (other than tab, carriage return, form
   // feed and newline) is an error naming its line and column.
   size_t line = 1, column = 1;
@@ -192,8 +197,8 @@ void report_verifier_problems(const isa::Program& p, const std::vector<isa::Diag
   for (const isa::Diagnostic& d : diags) dram_bounds = dram_bounds || d.rule == isa::VerifyRule::kDramBounds;
   std::string msg = diags[0].message;
   if (all_errors) {
-    out << fmt::format("verifier: {} problem{} in program '{}'\n", diags.size(), diags.size() == 1 ? "" : "s",
-                       p.name);
+    out << fmt::format("verifier: {} problem{} in program {}\n", diags.size(), diags.size() == 1 ? "" : "s",
+                       support::quote(p.name));
     for (size_t i = 0; i < diags.size(); ++i) {
       out << fmt::format("  {:>3}. [{}] {}\n", i + 1, isa::to_string(diags[i].rule), diags[i].message);
     }
@@ -423,8 +428,8 @@ int asm_command(const std::string& in_path, const std::string& out_path, const s
   const isa::Program p = assemble_file(in_path, config_path);
   const std::vector<uint8_t> bytes = p.serialize();
   support::write_file_bytes(out_path, bytes);
-  out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n", in_path,
-                     p.insns.size(), p.uops.size(), p.config.label(), out_path, bytes.size());
+  out << fmt::format("assembled {}: {} instructions, {} micro-ops, config {} -> {} ({} bytes)\n",
+                     support::escape_bytes(in_path), p.insns.size(), p.uops.size(), p.config.label(), support::escape_bytes(out_path), bytes.size());
   return 0;
 }
 
@@ -455,12 +460,12 @@ int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn) {
   const auto& inputs = prep.inputs;
   runtime::Device::check_kind(o.sim, p.config);
 
-  out << fmt::format("program   {} ({} instructions, {} micro-ops, {} image bytes)\n", p.name, p.insns.size(),
+  out << fmt::format("program   {} ({} instructions, {} micro-ops, {} image bytes)\n", support::escape_bytes(p.name), p.insns.size(),
                      p.uops.size(), p.image.size());
   out << fmt::format("config    {}\n", p.config.label());
   out << fmt::format("simulator {}\n", o.sim);
   for (const isa::Segment& seg : p.segments) {
-    out << fmt::format("segment   {:<12} {:<7} bytes [{}, {})\n", seg.name, isa::to_string(seg.kind),
+    out << fmt::format("segment   {:<12} {:<7} bytes [{}, {})\n", support::escape_bytes(seg.name), isa::to_string(seg.kind),
                        seg.offset_bytes, seg.offset_bytes + seg.size_bytes);
   }
 
@@ -493,7 +498,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn) {
     if (seg.kind != isa::SegmentKind::kOutput) continue;
     std::vector<uint8_t> bytes(seg.size_bytes);
     device->copy_from_device(bytes.data(), lp.segment_addr(p, seg.name), bytes.size());
-    out << fmt::format("segment {} (output, {} bytes): fnv1a64 {:016x}\n", seg.name, bytes.size(), fnv1a64(bytes));
+    out << fmt::format("segment {} (output, {} bytes): fnv1a64 {:016x}\n", support::escape_bytes(seg.name), bytes.size(), fnv1a64(bytes));
   }
   for (const std::string& binding : o.dump_segments) {
     const auto [name, file] = split_binding(binding, "--dump-segment", "name=FILE");
@@ -501,7 +506,7 @@ int sim_command(const SimCmdOptions& o, std::ostream& out, std::ostream& warn) {
     std::vector<uint8_t> bytes(seg.size_bytes);
     device->copy_from_device(bytes.data(), lp.segment_addr(p, name), bytes.size());
     support::write_file_bytes(file, bytes);
-    out << fmt::format("wrote segment {} ({} bytes) to {}\n", name, bytes.size(), file);
+    out << fmt::format("wrote segment {} ({} bytes) to {}\n", support::escape_bytes(name), bytes.size(), support::escape_bytes(file));
   }
   device->unload(lp);
   if (!o.wave.empty() && !o.wave_cycles.empty()) {
@@ -581,8 +586,8 @@ int simcmp_command(const SimcmpOptions& o, std::ostream& out) {
         if (count++ == 0) first = i;
       }
     }
-    out << fmt::format("dram differs: segment '{}' byte {}: {} 0x{:02x}, {} 0x{:02x} ({} of {} bytes differ)\n",
-                       seg.name, first, a_name, ba[first], b_name, bb[first], count, ba.size());
+    out << fmt::format("dram differs: segment {} byte {}: {} 0x{:02x}, {} 0x{:02x} ({} of {} bytes differ)\n",
+                       support::quote(seg.name), first, a_name, ba[first], b_name, bb[first], count, ba.size());
     status = 1;
   }
   if (!(a.stats.counters == b.stats.counters)) {

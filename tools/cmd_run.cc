@@ -11,12 +11,14 @@
 #include <set>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "compiler/driver/compile.h"
 #include "isa/asm.h"
 #include "isa/verifier.h"
 #include "runtime/device.h"
 #include "runtime/graph_executor.h"
+#include "support/atomic_file.h"
 #include "support/error.h"
 #include "support/file_read.h"
 #include "support/json_text.h"
@@ -102,6 +104,16 @@ void check_output_path(const std::string& path, const std::string& option) {
   const std::filesystem::path parent = fp.parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
     throw_user_error("{} {}: directory {} does not exist", option, support::quote(path), support::quote(parent.string()));
+  }
+  // A name longer than the directory's file system takes would fail only when the results are
+  // written, after the whole run (the atomic write's temporary name is longer still: 16 bytes).
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  const long name_max = pathconf(dir.c_str(), _PC_NAME_MAX);
+  const size_t name_len = fp.filename().string().size();
+  if (name_max > 0 && name_len + support::kAtomicTempSuffixBytes > static_cast<size_t>(name_max)) {
+    throw_user_error("{} {}: the file name is {} bytes; the file system takes names of at most {} bytes ({} with "
+                     "the temporary name a safe write uses)",
+                     option, support::quote(path), name_len, name_max, name_max - support::kAtomicTempSuffixBytes);
   }
 }
 
@@ -286,6 +298,24 @@ int run_command(const RunOptions& o, std::ostream& out) {
       cr.exe = runtime::Executable::deserialize(support::read_file_bounded(o.model, support::kMaxModelFileBytes, "an executable"));
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: {}", support::quote(o.model), e.what()));
+    }
+    // `tessel run` hands the executable dense float32 inputs and reads its outputs as dense
+    // tensors (the Executable contract for compiled models; the compiler packs and unpacks
+    // NCHWnc inside the graph): anything else is refused before it runs.
+    for (const auto& [list, what] : {std::pair{&cr.exe.inputs, "graph input"}, std::pair{&cr.exe.outputs, "graph output"}}) {
+      for (int idx : *list) {
+        if (idx < 0 || static_cast<size_t>(idx) >= cr.exe.tensors.size()) continue;  // named by the executor
+        const runtime::TensorDesc& t = cr.exe.tensors[static_cast<size_t>(idx)];
+        if (t.layout != runtime::Layout::kNCHW) {
+          throw_user_error("{}: {} {} (tensor {}) is in the packed NCHWnc layout; a compiled model's graph inputs "
+                           "and outputs are dense (NCHW) tensors",
+                           support::quote(o.model), what, support::quote(t.name), idx);
+        }
+        if (list == &cr.exe.inputs && t.dtype != runtime::DType::kF32) {
+          throw_user_error("{}: graph input {} (tensor {}) is {}; a compiled model's graph inputs are float32",
+                           support::quote(o.model), support::quote(t.name), idx, runtime::to_string(t.dtype));
+        }
+      }
     }
     cfg = cr.exe.config;
     if (!o.config_path.empty()) {
@@ -532,13 +562,13 @@ int run_command(const RunOptions& o, std::ostream& out) {
     for (size_t i = 0; i < outputs.size(); ++i) {
       const std::string path = output_file_name(o.output_path, i, outputs.size());
       support::write_npy_f32(path, outputs[i].shape, tensor_values(outputs[i]));
-      out << fmt::format("wrote {}\n", path);
+      out << fmt::format("wrote {}\n", support::escape_bytes(path));
     }
   }
   if (!o.report_json.empty()) {
     const std::string text = support::dump_json(to_json(r), 2, "--report-json") + "\n";
     support::write_file_bytes(o.report_json, std::vector<uint8_t>(text.begin(), text.end()));
-    out << fmt::format("wrote {}\n", o.report_json);
+    out << fmt::format("wrote {}\n", support::escape_bytes(o.report_json));
   }
   if (!r.outputs_match_fsim) {
     throw_internal_error("the {} simulator's outputs differ from fsim's on the same executable", o.sim);
@@ -589,10 +619,10 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
   for (const compiler::LayerInfo& l : cr.layers) accel += l.placement == runtime::Placement::kAccel;
   out << fmt::format("compiled {} in {:.1f} ms{}: {} steps, {} layers ({} on the accelerator), "
                      "{} programs\n",
-                     o.model, ms, cr.quantized_by_tessel ? " (quantised by tessel)" : "",
+                     support::escape_bytes(o.model), ms, cr.quantized_by_tessel ? " (quantised by tessel)" : "",
                      cr.exe.steps.size(), cr.layers.size(), accel, cr.exe.programs.size());
   for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
-  out << fmt::format("wrote {} ({} bytes)\n", o.output_path, bytes.size());
+  out << fmt::format("wrote {} ({} bytes)\n", support::escape_bytes(o.output_path), bytes.size());
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "support/error.h"
 #include "support/file_read.h"
 #include "support/npy.h"
+#include "support/text.h"
 
 namespace tessel::tools {
 
@@ -23,7 +24,15 @@ std::vector<std::string> read_labels(const std::string& path) {
     if (line.back() == '\r') line.pop_back();
     labels.push_back(line);
   }
-  if (labels.empty()) throw_user_error("label file {} is empty", path);
+  if (labels.empty()) throw_user_error("label file {} is empty", support::quote(path));
+  // Labels go into the text and JSON reports, which hold UTF-8 text only: checked here, before
+  // anything runs, not when the report is written.
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!support::is_utf8(labels[i])) {
+      throw_user_error("label file {} line {} holds {}, which is not UTF-8 text", support::quote(path), i + 1,
+                       support::quote(labels[i]));
+    }
+  }
   return labels;
 }
 

@@ -190,54 +190,17 @@ void check_against_definition(const ir::Node& n, const onnx::NodeProto& np, cons
   check_params("output", np.output(), d.outputs, d.min_outputs, d.max_outputs);
 }
 
-/// The ONNX type string of a Tessel value type ("tensor(float)").
-std::string onnx_type_str(DType t) {
-  switch (t) {
-    case DType::kF32: return "tensor(float)";
-    case DType::kU8: return "tensor(uint8)";
-    case DType::kI8: return "tensor(int8)";
-    case DType::kI32: return "tensor(int32)";
-    case DType::kI64: return "tensor(int64)";
+/// The type rules of an operator's formal inputs (ir::Node::input_types), from its definition.
+std::vector<ir::InputTypeRule> input_type_rules(const OpDef& d) {
+  std::vector<ir::InputTypeRule> rules;
+  for (const FormalParam& p : d.inputs) {
+    ir::InputTypeRule r;
+    r.name = p.name;
+    r.allowed = p.types;
+    if (!p.type_str.empty() && p.type_str.rfind("tensor(", 0) != 0) r.param = p.type_str;
+    rules.push_back(std::move(r));
   }
-  return "tensor(?)";
-}
-
-/// Checks the element types of the node's inputs whose type is known at import (initializers,
-/// Constant outputs, graph inputs: `known[i]`) against the operator's type constraints at the
-/// model's opset: each input's type is one its formal parameter allows, and inputs that share a
-/// type parameter ("T" of Conv's X, W and B) have one type. Tessel reads FLOAT, UINT8, INT8, INT32
-/// and INT64 tensors (convert_dtype), so the accepted list is the schema's types among those.
-void check_input_types(const ir::Node& n, const onnx::NodeProto& np, const OpDef& d, const ir::Graph& g,
-                       const std::vector<bool>& known) {
-  if (d.inputs.empty()) return;
-  static const std::set<std::string> kReadable = {"tensor(float)", "tensor(uint8)", "tensor(int8)", "tensor(int32)",
-                                                  "tensor(int64)"};
-  std::map<std::string, std::pair<std::string, int>> bound;  // type parameter -> (type, input index)
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (n.inputs[i] < 0 || !known[i]) continue;
-    const FormalParam& p = d.inputs[std::min(i, d.inputs.size() - 1)];
-    if (p.types.empty()) continue;
-    const std::string type = onnx_type_str(g.values[static_cast<size_t>(n.inputs[i])].dtype);
-    if (!std::binary_search(p.types.begin(), p.types.end(), type)) {
-      std::string accepted;
-      for (const std::string& t : p.types) {
-        if (kReadable.count(t)) accepted += (accepted.empty() ? "" : ", ") + t;
-      }
-      ir::throw_unsupported(n, fmt::format("input {} ({}, value {}) has type {}; {} accepts {} there{}", i,
-                                           quote(p.name), quote(np.input(static_cast<int>(i))), type, d.what,
-                                           accepted.empty() ? std::string("no type Tessel reads") : accepted,
-                                           accepted.empty() ? "" : " (of the types Tessel reads)"));
-    }
-    if (p.type_str.rfind("tensor(", 0) == 0 || p.type_str.empty()) continue;  // a fixed type, no parameter
-    const auto [it, fresh] = bound.emplace(p.type_str, std::make_pair(type, static_cast<int>(i)));
-    if (!fresh && it->second.first != type) {
-      ir::throw_unsupported(n, fmt::format("input {} ({}, value {}) has type {} but input {} ({}) has type {}; {} "
-                                           "gives both type parameter {}, one type",
-                                           i, quote(p.name), quote(np.input(static_cast<int>(i))), type,
-                                           it->second.second, quote(np.input(it->second.second)), it->second.first,
-                                           d.what, quote(p.type_str)));
-    }
-  }
+  return rules;
 }
 
 // ---------------------------------------------------------------- what Tessel implements
@@ -722,16 +685,13 @@ ir::Graph import_onnx_bytes(const std::string& bytes, const std::string& what_in
     // Trailing omitted inputs carry no information.
     while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
     // Element types known at import (constants and graph inputs) against the operator's type
-    // constraints.
-    {
-      std::vector<bool> known(n.inputs.size(), false);
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (n.inputs[i] < 0) continue;
-        const ir::Value& v = g.values[static_cast<size_t>(n.inputs[i])];
-        known[i] = v.is_const || std::find(g.inputs.begin(), g.inputs.end(), n.inputs[i]) != g.inputs.end();
-      }
-      check_input_types(n, np, def, g, known);
-    }
+    // constraints; shape inference checks the rest once every type is known.
+    n.input_types = input_type_rules(def);
+    n.input_types_source = def.what;
+    ir::check_input_types(g, n, [&](size_t i) {
+      const ir::Value& v = g.values[static_cast<size_t>(n.inputs[i])];
+      return v.is_const || std::find(g.inputs.begin(), g.inputs.end(), n.inputs[i]) != g.inputs.end();
+    });
     for (int k = 0; k < np.output_size(); ++k) {
       const std::string& out = np.output(k);
       if (k == 0) {

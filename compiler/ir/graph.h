@@ -60,6 +60,13 @@ struct Value {
   int64_t num_elements() const;
 };
 
+/// The type constraint of an operator's input, from its ONNX schema at the model's opset.
+struct InputTypeRule {
+  std::string param;                 ///< the schema's type parameter ("T"), or "" for one fixed type
+  std::vector<std::string> allowed;  ///< ONNX types allowed here ("tensor(float)", ...), sorted; empty: any
+  std::string name;                  ///< the formal parameter's name ("X")
+};
+
 /// A node. inputs hold value ids; -1 marks an omitted optional ONNX input.
 struct Node {
   std::string name;    ///< ONNX node name (or a derived name for nodes created by passes)
@@ -70,6 +77,11 @@ struct Node {
   runtime::Placement placement = runtime::Placement::kCpu;
   /// Source ONNX op_type (for reports); defaults to `op` for imported nodes.
   std::string source_op;
+  /// Per input, the operator's type constraint (the last rule serves a variadic tail), set by the
+  /// importer from the ONNX schema and checked by ir::check_input_types; empty for nodes made by
+  /// passes and for operators without schema types (com.microsoft).
+  std::vector<InputTypeRule> input_types;
+  std::string input_types_source;  ///< what the rules come from, for messages: "Gemm at opset 13"
   bool is_tessel() const { return domain == "tessel"; }
 };
 

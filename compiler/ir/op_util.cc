@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <map>
 
 #include "runtime/cpu/kernels.h"
 #include "support/checked.h"
@@ -358,6 +360,49 @@ float const_scalar_f32(const Graph& g, int v, const Node& n, const std::string& 
 int64_t const_scalar_i64(const Graph& g, int v, const Node& n, const std::string& what) {
   check_scalar(g, v, n, what);
   return g.const_i64(v)[0];
+}
+
+std::string onnx_type_str(DType t) {
+  switch (t) {
+    case DType::kF32: return "tensor(float)";
+    case DType::kU8: return "tensor(uint8)";
+    case DType::kI8: return "tensor(int8)";
+    case DType::kI32: return "tensor(int32)";
+    case DType::kI64: return "tensor(int64)";
+  }
+  return "tensor(?)";
+}
+
+void check_input_types(const Graph& g, const Node& n, const std::function<bool(size_t)>& known) {
+  if (n.input_types.empty()) return;
+  static const std::set<std::string> kReadable = {"tensor(float)", "tensor(uint8)", "tensor(int8)", "tensor(int32)",
+                                                  "tensor(int64)"};
+  std::map<std::string, std::pair<std::string, size_t>> bound;  // type parameter -> (type, input index)
+  auto value_name = [&](size_t i) { return support::quote(g.values[static_cast<size_t>(n.inputs[i])].name); };
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] < 0 || !known(i)) continue;
+    const InputTypeRule& p = n.input_types[std::min(i, n.input_types.size() - 1)];
+    const std::string type = onnx_type_str(g.values[static_cast<size_t>(n.inputs[i])].dtype);
+    if (!p.allowed.empty() && !std::binary_search(p.allowed.begin(), p.allowed.end(), type)) {
+      std::string accepted;
+      for (const std::string& t : p.allowed) {
+        if (kReadable.count(t)) accepted += (accepted.empty() ? "" : ", ") + t;
+      }
+      throw_unsupported(n, fmt::format("input {} ({}, value {}) has type {}; {} accepts {} there{}", i,
+                                       support::quote(p.name), value_name(i), type, n.input_types_source,
+                                       accepted.empty() ? std::string("no type Tessel reads") : accepted,
+                                       accepted.empty() ? "" : " (of the types Tessel reads)"));
+    }
+    if (p.param.empty()) continue;  // a fixed type, no parameter
+    const auto [it, fresh] = bound.emplace(p.param, std::make_pair(type, i));
+    if (!fresh && it->second.first != type) {
+      throw_unsupported(n, fmt::format("input {} ({}, value {}) has type {} but input {} ({}) has type {}; {} "
+                                       "gives both type parameter {}, one type",
+                                       i, support::quote(p.name), value_name(i), type, it->second.second,
+                                       value_name(it->second.second), it->second.first, n.input_types_source,
+                                       support::quote(p.param)));
+    }
+  }
 }
 
 }  // namespace tessel::compiler::ir

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -146,5 +147,16 @@ bool has_zero_dim(const std::vector<int64_t>& shape);
 float const_scalar_f32(const Graph& g, int v, const Node& n, const std::string& what);
 /// As const_scalar_f32, for integer constants (zero points).
 int64_t const_scalar_i64(const Graph& g, int v, const Node& n, const std::string& what);
+
+/// The ONNX type string of a Tessel element type ("tensor(float)", "tensor(int64)", ...).
+std::string onnx_type_str(DType t);
+
+/// Checks node `n`'s inputs against its ONNX type constraints (Node::input_types): each input's
+/// type is one its formal parameter allows, and inputs that share a type parameter (Gemm's A, B
+/// and C are all "T") have one type. Only inputs for which `known(i)` is true are checked (the
+/// importer knows the types of constants and graph inputs; shape inference, of every input).
+/// Tessel reads FLOAT, UINT8, INT8, INT32 and INT64, so an error lists the allowed types among
+/// those. Throws UserError naming the node, the input (index, formal name, value) and both types.
+void check_input_types(const Graph& g, const Node& n, const std::function<bool(size_t)>& known);
 
 }  // namespace tessel::compiler::ir

@@ -11,6 +11,7 @@
 #include "compiler/ir/op_util.h"
 #include "compiler/passes/requant.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tessel::compiler::passes {
 namespace {
@@ -43,6 +44,15 @@ class Integerizer {
   Integerizer(ir::Graph& g, const IntegerizeOptions& opts) : g_(g), opts_(opts), consumers_(g.consumers()) {}
 
   void run() {
+    // A compiled model's outputs are real numbers: float32, or int8/uint8 with their quantisation
+    // (the reference interpreter also evaluates integer outputs such as Shape's).
+    for (int o : g_.outputs) {
+      const ir::Value& v = g_.values[o];
+      if (v.dtype == DType::kI32 || v.dtype == DType::kI64)
+        throw_user_error("graph output {} is an {} tensor{}; compiled models output float32 tensors or quantised "
+                         "int8/uint8 ones",
+                         support::quote(v.name), ir::to_string(v.dtype), v.is_const ? " (a constant)" : "");
+    }
     for (int in : g_.inputs) flt_[in] = in;
     std::vector<Node> old = std::move(g_.nodes);
     g_.nodes.clear();
@@ -657,7 +667,10 @@ class Integerizer {
       if (std::isinf(v)) return v < 0 ? -128 : 127;
       return sat8(std::nearbyint(static_cast<double>(v) / q.scale[0]) + q.zero_point[0]);
     };
-    same_params(n, "qclip", json{{"lo", qv(lo)}, {"hi", qv(hi)}});
+    // ONNX's Clip is min(max(x, min), max): with min > max every result is max (as in ONNX
+    // Runtime and numpy), so the bounds are [max, max].
+    const int32_t qlo = qv(lo), qhi = qv(hi);
+    same_params(n, "qclip", json{{"lo", std::min(qlo, qhi)}, {"hi", qhi}});
     return true;
   }
 

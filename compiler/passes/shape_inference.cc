@@ -124,6 +124,10 @@ void shape_inference(ir::Graph& g, PassContext&) {
                                              ir::shape_string(v.shape)));
     };
 
+    // The operator's type constraints, now that every input's type is known (the importer
+    // checked those of constants and graph inputs).
+    ir::check_input_types(g, n, [&](size_t k) { return g.values[static_cast<size_t>(n.inputs[k])].shape_known; });
+
     // Tessel does not run tensors with a zero-sized dimension (empty activations, weights or
     // parameters): ONNX allows them, but no layer computes anything from them. Shape tensors
     // (int64) may be empty.
@@ -335,9 +339,11 @@ void shape_inference(ir::Graph& g, PassContext&) {
     }
     if (after_outputs) after_outputs();
   }
-  for (int o : g.outputs)
-    if (!g.values[o].shape_known)
-      throw_user_error("graph output {} has an unknown shape after shape inference", support::quote(g.values[o].name));
+  for (int o : g.outputs) {
+    const ir::Value& v = g.values[o];
+    if (!v.shape_known)
+      throw_user_error("graph output {} has an unknown shape after shape inference", support::quote(v.name));
+  }
 }
 
 }  // namespace tessel::compiler::passes

@@ -196,6 +196,10 @@ def tessel_cases():
     cases.append(case("tessel_clip_omitted_min_opset12", "Clip", 12, [c, None, np.array(0.5, np.float32)],
                       [np.minimum(c, 0.5)]))
     cases.append(case("tessel_clip_no_bounds_opset13", "Clip", 13, [c], [c]))
+    # min > max is legal: min(max(x, min), max) is max everywhere (hostile review 3).
+    cases.append(case("tessel_clip_min_above_max_opset13", "Clip", 13,
+                      [c, np.array(1.0, np.float32), np.array(0.0, np.float32)],
+                      [np.minimum(np.maximum(c, np.float32(1.0)), np.float32(0.0))]))
     cases.append(case("tessel_clip_inf_max_opset13", "Clip", 13, [c, np.array(0, np.float32), np.array(np.inf, np.float32)],
                       [np.maximum(c, 0)]))
     cases.append(case("tessel_clip_attrs_at_opset13", "Clip", 13, [c], [np.clip(c, -1, 0.5)],

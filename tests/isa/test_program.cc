@@ -131,6 +131,14 @@ TEST(IsaProgram, MicroOpTableMustMatchTheImage) {
   bytes[bytes.size() - p.image.size() + p.segment("uop").offset_bytes + 4] ^= 1;
   EXPECT_NE(message([&] { (void)Program::deserialize(bytes); }).find("differs from word 1 of segment 'uop'"),
             std::string::npos);
+  // A word after the table (hostile review 3: LOAD UOP x=2 of a 1-entry table ran a micro-op
+  // disasm did not show, so disasm -> asm changed the result).
+  Program hidden = p;
+  hidden.image[hidden.segment("uop").offset_bytes + 8] = 0x41;
+  EXPECT_NE(message([&] { (void)hidden.serialize(); })
+                .find("segment 'uop' holds a non-zero byte at offset 8, after the 2 micro-ops of the table"),
+            std::string::npos)
+      << message([&] { (void)hidden.serialize(); });
   Program more = p;  // the segment holds kImageAlign bytes: 1024 micro-ops
   more.uops.resize(1025, more.uops[0]);
   EXPECT_NE(message([&] { (void)more.serialize(); }).find("holds 1025 micro-ops (4100 bytes) but segment 'uop' has 4096 bytes"),

@@ -436,5 +436,39 @@ TEST(CliConfig, PrintsTheDefaultConfig) {
   EXPECT_NE(r.out.find("\"LOG_WGT_BUFF_SIZE\": 18"), std::string::npos) << r.out;
 }
 
+// Hostile review 3: what each command prints on standard output never carries a raw control
+// byte from a name or path (a Program name, segment names, output paths), and late failures are
+// caught before the run (a label file that is not UTF-8, an output name too long for the file
+// system); `asm` of a Program binary says what the file is.
+TEST(CliErrors, OutputLinesEscapeNamesAndLateFailuresComeFirst) {
+  const std::string src = temp_file("evil.s"), bin = temp_file("evil.bin");
+  write(src, std::string(".name 'evil\\x1b[2J'\n") + "FINISH\n");
+  ASSERT_EQ(run_cli({"asm", src, "-o", bin}).exit_code, 0);
+  const std::string seg = temp_file("seg.bin");
+  write(seg, std::string(16, '\0'));
+  const CliResult r = run_cli({"sim", bin, "--segment", std::string("x\x07y=") + seg, "--alloc", "o\x1bz=16",
+                               "--dump-segment", "o\x1bz=" + temp_file("dump\x1b.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char c : r.out) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u != 0x7f)) << int(u) << " in " << r.out;
+  }
+  EXPECT_NE(r.out.find("program   evil\\x1b[2J"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x\\x07y"), std::string::npos) << r.out;
+  expect_error(run_cli({"asm", bin, "-o", temp_file("again.bin")}), 1,
+               "is already a Program binary (TSLPROG1), not assembler text");
+  const std::string labels = temp_file("labels_latin1.txt");
+  std::string lines;
+  for (int i = 0; i < 10; ++i) lines += (i == 3 ? std::string("caf\xe9") : std::to_string(i)) + "\n";
+  write(labels, lines);
+  const std::string report = temp_file("late.json");
+  const CliResult l = run_cli({"run", kMnistInt8, "--input", kDigit0, "--labels", labels, "--report-json", report});
+  expect_error(l, 1, "line 4 holds 'caf\\xe9', which is not UTF-8 text");
+  EXPECT_EQ(l.out.find("per-layer"), std::string::npos) << "the run happened before the error";
+  const CliResult n = run_cli({"run", kMnistInt8, "--input", kDigit0, "--output", "/tmp/" + std::string(300, 'a') + ".npy"});
+  expect_error(n, 1, "the file name is 304 bytes; the file system takes names of at most 255 bytes");
+  EXPECT_EQ(n.out.find("per-layer"), std::string::npos) << "the run happened before the error";
+}
+
 }  // namespace
 }  // namespace tessel::tools::testing

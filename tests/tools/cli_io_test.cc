@@ -73,6 +73,30 @@ TEST(CliShape, RawFileNameShapeWinsOverADisagreeingShape) {
 
 // ---- defect 3: nothing written is lost ----
 
+// A well-formed executable (checksums recomputed by serialize) whose graph output is a packed
+// NCHWnc tensor, or whose input is not float32, is refused before it runs (hostile review 3: it
+// was an internal error when the output was read as a dense tensor).
+TEST(CliFiles, ExecutableGraphOutputsAndInputsAreDenseHostTensors) {
+  const std::string tsx = temp_file("packed_out.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  runtime::Executable exe = runtime::Executable::load(tsx);
+  const runtime::Executable good = exe;
+  size_t packed = exe.tensors.size();
+  for (size_t i = 0; i < exe.tensors.size(); ++i) {
+    if (exe.tensors[i].layout == runtime::Layout::kNCHWnc && !exe.tensors[i].is_constant()) packed = i;
+  }
+  ASSERT_LT(packed, exe.tensors.size());
+  exe.outputs = {static_cast<int>(packed)};
+  exe.save(tsx);
+  expect_error(run_cli({"run", tsx, "--input", kDigit0}), 1,
+               "graph output '" + exe.tensors[packed].name + "' (tensor " + std::to_string(packed) +
+                   ") is in the packed NCHWnc layout");
+  exe = good;
+  exe.tensors[static_cast<size_t>(exe.inputs[0])].dtype = runtime::DType::kI8;
+  exe.save(tsx);
+  expect_error(run_cli({"run", tsx, "--input", kDigit0}), 1, "is i8; a compiled model's graph inputs are float32");
+}
+
 TEST(CliFiles, OutputsToAFullDeviceFail) {
   const std::string prog = temp_file("gemm.bin");
   ASSERT_EQ(run_cli({"asm", kGemm, "-o", prog}).exit_code, 0);

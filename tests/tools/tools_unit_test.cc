@@ -119,6 +119,30 @@ TEST(Npy, ReadsTheBundledMlperfSample) {
   }
 }
 
+// Hostile review 3: a descr without the byte-order character is read as NumPy reads it, a finite
+// float64 beyond float32's range is named as such (not as "non-finite"), and an element count
+// that overflows names the file.
+TEST(NpyErrors, DescrWithoutOrderRangeAndHugeShapes) {
+  const auto u1 = support::decode_npy(npy_with_header("{'descr': 'u1', 'fortran_order': False, 'shape': (2,), }", {7, 250}),
+                                      "u1.npy");
+  EXPECT_EQ(u1.data, (std::vector<float>{7.0f, 250.0f}));
+  std::vector<uint8_t> f64(16, 0);
+  const double big = 1e300, one = 1.0;
+  std::memcpy(f64.data(), &one, 8);
+  std::memcpy(f64.data() + 8, &big, 8);
+  EXPECT_EQ(user_error_of([&] {
+              support::decode_npy(npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", f64),
+                                  "big.npy");
+            }),
+            "'big.npy' element 1 is 1e+300, beyond float32's range (+-3.40282e+38); the model's tensors are float32");
+  EXPECT_EQ(user_error_of([] {
+              support::decode_npy(
+                  npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", {}),
+                  "huge.npy");
+            }),
+            "malformed .npy file 'huge.npy': shape [99999999999, 99999999999] has too many elements");
+}
+
 TEST(NpyErrors, MalformedFiles) {
   EXPECT_NE(user_error_of([] { support::decode_npy({1, 2, 3}, "x.npy"); }).find("malformed .npy file 'x.npy': missing"),
             std::string::npos);
