@@ -726,16 +726,20 @@ class Checker {
              !cmd[static_cast<size_t>(Module::kStore)].empty())) {
           return false;
         }
+        // As fsim and the cycle model (sim/common/queues.h): an instruction starts only when
+        // every token it pops is there and every queue it pushes has room; its pops do not make
+        // room for its own pushes (each queue has one producer and one consumer, so the room
+        // stays until the push after the instruction).
         for (auto t : ports[h].pops) {
           if (tokens[static_cast<size_t>(t)] == 0) return false;
+        }
+        for (auto t : ports[h].pushes) {
+          if (tokens[static_cast<size_t>(t)] >= tok_depth) return false;
         }
         for (auto t : ports[h].pops) --tokens[static_cast<size_t>(t)];
         race_start(race, h, m, ports[h]);
         got = true;
         return true;
-      }
-      for (auto t : ports[h].pushes) {
-        if (tokens[static_cast<size_t>(t)] >= tok_depth) return false;
       }
       race_retire(race, h, m, ports[h]);
       for (auto t : ports[h].pushes) ++tokens[static_cast<size_t>(t)];
@@ -767,21 +771,25 @@ class Checker {
       const size_t h = q.front();
       first = std::min(first, h);
       std::string head = fmt::format("the {} module at insn {} ({})", to_string(m), h, describe_insn(p_.insns[h]));
-      if (!popped[static_cast<size_t>(m)]) {
-        for (auto t : ports[h].pops) {
-          if (tokens[static_cast<size_t>(t)] == 0) {
-            why.push_back(fmt::format("{} waits to pop token queue {} ({}), which is empty", head, to_string(t),
-                                      queue_route(t)));
-            break;
-          }
+      // A module blocks only before it starts its head instruction (see step_module).
+      TESSEL_CHECK(!popped[static_cast<size_t>(m)], "verifier: the {} module blocked after starting insn {}",
+                   to_string(m), h);
+      bool waits = false;
+      for (auto t : ports[h].pops) {
+        if (tokens[static_cast<size_t>(t)] == 0) {
+          why.push_back(fmt::format("{} waits to pop token queue {} ({}), which is empty", head, to_string(t),
+                                    queue_route(t)));
+          waits = true;
+          break;
         }
-      } else {
-        for (auto t : ports[h].pushes) {
-          if (tokens[static_cast<size_t>(t)] >= tok_depth) {
-            why.push_back(fmt::format("{} waits to push token queue {} ({}), which is full ({} tokens)", head,
-                                      to_string(t), queue_route(t), tok_depth));
-            break;
-          }
+      }
+      for (auto t : ports[h].pushes) {
+        if (waits) break;
+        if (tokens[static_cast<size_t>(t)] >= tok_depth) {
+          why.push_back(fmt::format("{} waits to push token queue {} ({}), which is full ({} tokens, "
+                                    "TOKEN_QUEUE_DEPTH={})",
+                                    head, to_string(t), queue_route(t), tokens[static_cast<size_t>(t)], tok_depth));
+          break;
         }
       }
     }

@@ -9,8 +9,15 @@
 //    pop_next/push_next (it has no such neighbour).
 //  - token-balance: per token queue, pushes == pops over the whole stream.
 //  - deadlock: an abstract, deterministic, in-order execution of fetch and the three modules with
-//    the configured command-queue and token-queue depths (pops before an instruction, pushes after
-//    it, a push to a full queue waits) runs every instruction to completion.
+//    the configured command-queue and token-queue depths runs every instruction to completion.
+//    As in fsim and the cycle model (sim/common/queues.h), a module starts its head instruction
+//    only when every token queue it pops holds a token and every token queue it pushes holds
+//    fewer than TOKEN_QUEUE_DEPTH tokens (its own pops do not make that room); pops are taken at
+//    the start, pushes after the instruction. Every queue has one producer and one consumer, so
+//    these start conditions are monotone and the verdict does not depend on the interleaving:
+//    a stream is rejected here exactly when fsim and the cycle model report a deadlock with the
+//    same depths (tests/compiler/test_queue_depth_agreement.cc). The message names each blocked
+//    module, its instruction, the queue and, for a full one, TOKEN_QUEUE_DEPTH.
 //  - finish: the stream ends with FINISH, has no other FINISH, and no token queue holds a token
 //    when FINISH completes. FINISH starts once load and store have completed every instruction
 //    (docs/microarchitecture.md section 4), and the deadlock check models that wait.

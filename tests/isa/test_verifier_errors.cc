@@ -149,8 +149,32 @@ FINISH
   cfg.token_queue_depth = 1;
   expect_one(assemble(text, cfg), VerifyRule::kDeadlock,
              "insn 1 (LOAD INP): deadlock: the load module at insn 1 (LOAD INP) waits to push token queue l2g "
-             "(load->compute), which is full (1 tokens); the compute module at insn 5 (LOAD UOP) waits to push "
-             "token queue g2l (compute->load), which is full (1 tokens)");
+             "(load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1); the compute module at insn 5 (LOAD "
+             "UOP) waits to push token queue g2l (compute->load), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
+}
+
+TEST(IsaVerifierErrors, DeadlockWhenAPopWouldMakeRoomOnlyAfterStarting) {
+  // A compute instruction that pops l2g and pushes g2l starts only when g2l has room (as in fsim
+  // and the cycle model): its own pop cannot make room for the load module's blocked push first.
+  // With one-token queues the load module waits to push l2g and compute waits to push g2l; with
+  // two-token queues it runs.
+  const std::string text = R"(LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
+LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
+LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
+LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
+LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
+LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev|push_prev
+LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
+FINISH
+)";
+  HwConfig cfg;
+  cfg.token_queue_depth = 2;
+  EXPECT_TRUE(check_program(assemble(text, cfg)).empty()) << all(check_program(assemble(text, cfg)));
+  cfg.token_queue_depth = 1;
+  expect_one(assemble(text, cfg), VerifyRule::kDeadlock,
+             "insn 1 (LOAD INP): deadlock: the load module at insn 1 (LOAD INP) waits to push token queue l2g "
+             "(load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1); the compute module at insn 5 (LOAD "
+             "UOP) waits to push token queue g2l (compute->load), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
 }
 
 TEST(IsaVerifierErrors, DeadlockFromFullCommandQueue) {

@@ -410,6 +410,17 @@ TEST(CliErrors, ConfigOfOtherHardwareNamesTheKey) {
                    " describes other hardware (LOG_BUS_WIDTH 6 vs 7)");
   expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", q11}), 1,
                "cannot run with CMD_QUEUE_DEPTH=1, TOKEN_QUEUE_DEPTH=1 (it was compiled for 512 and 1024): ");
+  // A smaller TOKEN_QUEUE_DEPTH alone (the command queues keep their 512 entries): the verifier
+  // models the token queues as fsim does, so the double-buffered first layer is refused before
+  // anything runs, by name; compiled for that depth, the model runs.
+  const std::string tq1 = temp_file("hw_tq1.json"), tsx_tq1 = temp_file("hw_tq1.tsx");
+  write(tq1, "{\"TOKEN_QUEUE_DEPTH\": 1}");
+  expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", tq1}), 1,
+               "program 0 ('Convolution28_quant') cannot run with CMD_QUEUE_DEPTH=512, TOKEN_QUEUE_DEPTH=1 (it was "
+               "compiled for 512 and 1024): insn 10 (GEMM): deadlock: the load module at insn 27 (LOAD INP) waits to "
+               "push token queue l2g (load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "--config", tq1, "-o", tsx_tq1}).exit_code, 0);
+  EXPECT_EQ(run_cli({"run", tsx_tq1, "--input", kDigit0, "--config", tq1}).exit_code, 0);
   // A .config directive and --config of other hardware (the text form of the same check).
   const std::string dis = temp_file("hw_gemm.s");
   const CliResult d = run_cli({"disasm", bin});
