@@ -154,6 +154,7 @@ ConvGeometry make_geometry(const std::string& layer, const runtime::QConv2dParam
     const int64_t c_lo = g_lo * icg, c_hi = (g_hi + 1) * icg;  // channels [c_lo, c_hi)
     const int64_t b_lo = c_lo / g.block_in, b_hi = (c_hi - 1) / g.block_in + 1;
     g.nz.emplace_back(b_lo, b_hi);
+    g.wgt_offset.push_back(g.nnz_tiles * g.kh * g.kw);
     g.max_nnz = std::max(g.max_nnz, b_hi - b_lo);
     g.nnz_tiles += b_hi - b_lo;
   }
@@ -217,12 +218,6 @@ struct ChunkNeeds {
 std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, int64_t ob0,
                                     int64_t obn) {
   const int64_t khw = g.kh * g.kw;
-  // DRAM entry offset of each output block's non-zero tiles (the packing of lower_conv2d.cc)
-  std::vector<int64_t> offset(static_cast<size_t>(g.ocb), 0);
-  for (int64_t ob = 1; ob < g.ocb; ++ob) {
-    const auto [lo, hi] = g.nz[static_cast<size_t>(ob - 1)];
-    offset[static_cast<size_t>(ob)] = offset[static_cast<size_t>(ob - 1)] + (hi - lo) * khw;
-  }
   std::vector<ChunkNeeds> v;
   for (int c = 0; c < s.n_chunks; ++c) {
     std::set<int64_t> blocks;
@@ -235,7 +230,7 @@ std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, in
       n.wgt_tiles += b - a;
       if (b == a) continue;
       const int64_t dram =
-          offset[static_cast<size_t>(ob)] + (a - g.nz[static_cast<size_t>(ob)].first) * khw;
+          g.wgt_offset[static_cast<size_t>(ob)] + (a - g.nz[static_cast<size_t>(ob)].first) * khw;
       pieces.push_back({dram, sram, (b - a) * khw});
       sram += (b - a) * khw;
     }
@@ -529,6 +524,13 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
       s.oc_tile_blocks = obt;
       s.ic_chunk = icc;
       s.n_chunks = ceil_div(g.max_nnz, icc);
+      // A lower bound first, so that the walks over every output block below (O(ocb) each) run
+      // only for candidates with a chance to fit, at most about min(wgt, uop capacity) of them
+      // whatever the layer's width: chunk 0 of every output block holds at least one non-zero
+      // input block, that of a block with max_nnz of them ic_chunk, so some chunk needs at least
+      // max(oc_tile_blocks, ic_chunk) weight tiles; the constant rows need oc_tile_blocks *
+      // const_rows ACC rows.
+      if (std::max(obt, icc) * khw > std::min(wgt_cap, uop_cap) || obt * const_rows >= acc_cap) continue;
       // needs per oc tile (the weight and input-block needs only depend on the oc tile)
       std::vector<std::vector<ChunkNeeds>> needs;
       int64_t max_inp_blocks = 0, max_wgt = 0;

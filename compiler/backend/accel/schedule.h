@@ -39,6 +39,10 @@ struct ConvGeometry {
   std::vector<std::pair<int64_t, int64_t>> nz;
   int64_t max_nnz = 1;    ///< max over output-channel blocks of the non-zero input blocks
   int64_t nnz_tiles = 0;  ///< sum over output-channel blocks of the non-zero input blocks
+  /// For each output-channel block, the WGT entry (relative to the weight segment) of its first
+  /// non-zero tile: the prefix sums of (nz.second - nz.first) * kh * kw (the packing of
+  /// lower_conv2d.cc), computed once so that per-tile lookups are O(1).
+  std::vector<int64_t> wgt_offset;
 };
 
 /// Validates `p` (throws UserError naming the layer and the bad value: non-positive sizes, groups
