@@ -287,6 +287,16 @@ def tessel_cases():
         cases.append(case("tessel_%spool_ceil_stride_beyond_padded_input" % kind, op, 13, [p6],
                           [pool_np(p6, (2, 3), (9, 8), (1, 0, 0, 1), True, kind)],
                           kernel_shape=[2, 3], strides=[9, 8], pads=[1, 0, 0, 1], ceil_mode=1))
+    # Output rows whose windows lie wholly in the padding (finding conv-all-padding-no-tile: the
+    # offloaded layer had "no tile fits the scratchpads"): x [1,1,1,4], pads [1,0,0,0], strides
+    # [2,1]: the only output row is the bias alone; and x [1,3,2,3] with pads [2,2,2,0], strides
+    # [3,2]: output row 0 and column 0 read only padding.
+    pz, wz, bz = f(1, 1, 1, 4), f(1, 1, 1, 1), f(1)
+    cases.append(case("tessel_conv_window_wholly_in_padding", "Conv", 11, [pz, wz, bz],
+                      [conv_np(pz, wz, bz, (2, 1), (1, 0, 0, 0), 1)], strides=[2, 1], pads=[1, 0, 0, 0]))
+    ps, ws, bs2 = f(1, 3, 2, 3), f(4, 3, 1, 1), f(4)
+    cases.append(case("tessel_conv_some_windows_in_padding", "Conv", 11, [ps, ws, bs2],
+                      [conv_np(ps, ws, bs2, (3, 2), (2, 2, 2, 0), 1)], strides=[3, 2], pads=[2, 2, 2, 0]))
     # The kernel must still fit the padded input.
     cases.append(case("tessel_conv_kernel_beyond_padded_input", "Conv", 11, [h1, f(5, 3, 2, 1)],
                       [np.zeros((1, 5, 0, 6), np.float32)],
