@@ -106,7 +106,9 @@ void expect_linear(ChainKind kind, int64_t large) {
   const bool width = testing::chain_size_is_width(kind);
   const std::string what = fmt::format("{} {}, {} vs {} {}", testing::chain_kind_name(kind), width ? "layer" : "chain",
                                        small, large, width ? "output columns" : "nodes");
-  if (!width) EXPECT_GT(b.steps, a.steps * 15) << what;
+  if (!width) {
+    EXPECT_GT(b.steps, a.steps * 15) << what;
+  }
   std::string table;
   for (const auto& [stage, ms] : b.ms) {
     const double base = std::max(a.ms.at(stage), 0.05);
