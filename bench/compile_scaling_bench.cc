@@ -1,7 +1,7 @@
 // tessel-bench-compile-scaling: compile time per stage (import, every graph pass, lower, and
 // the Executable's serialisation) against the number of graph nodes, on the generated chain
-// models of tests/compiler/chain_models.h (default: 1,000, 10,000 and 100,000 nodes). Prints one
-// table per model (ms per stage per size, and the growth factor of each stage from one size to
+// models of tests/compiler/chain_models.h (default: 1,000, 10,000 and 100,000 nodes; for
+// wide_gemm, one Gemm of that output width). Prints one table per model (ms per stage per size, and the growth factor of each stage from one size to
 // the next divided by the growth of the node count: ~1 for a linear stage, ~10 for a quadratic
 // one at 10x steps) and writes the same figures as JSON with --json. Every figure is measured in
 // this run; nothing is compared with a stored number.
@@ -99,7 +99,7 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
 int run_main(int argc, char** argv) {
   CLI::App app{"compile time per stage against graph node count, on generated chain models"};
   std::string sizes_text = "1000,10000,100000";
-  std::string models_text = "relu,conv_relu,add_diamond,qdq_relu,mixed,qdq_pool";
+  std::string models_text = "relu,conv_relu,add_diamond,qdq_relu,mixed,qdq_pool,wide_gemm";
   std::string json_path;
   int repeats = 1;
   bool no_offload = false;
@@ -138,8 +138,12 @@ int run_main(int argc, char** argv) {
   for (ChainKind kind : kinds) {
     std::vector<SizeResult> rs;
     for (int64_t n : sizes) rs.push_back(measure(kind, n, repeats, !no_offload));
-    fmt::print("\nmodel {}\n  {:<22}", compiler::testing::chain_kind_name(kind), "stage \\ nodes");
-    for (const SizeResult& r : rs) fmt::print(" {:>12}", r.model_nodes);
+    // the size a stage's time is compared against: the node count, or the layer width
+    const bool width = compiler::testing::chain_size_is_width(kind);
+    auto size_of = [&](const SizeResult& r) { return width ? r.nodes : r.model_nodes; };
+    fmt::print("\nmodel {}\n  {:<22}", compiler::testing::chain_kind_name(kind),
+               width ? "stage \\ width" : "stage \\ nodes");
+    for (const SizeResult& r : rs) fmt::print(" {:>12}", size_of(r));
     for (size_t i = 1; i < rs.size(); ++i) fmt::print(" {:>9}", fmt::format("g{}", i));
     fmt::print("\n");
     auto row = [&](const std::string& name, auto get) {
@@ -147,7 +151,7 @@ int run_main(int argc, char** argv) {
       for (const SizeResult& r : rs) fmt::print(" {:>12.2f}", get(r));
       // Growth of the stage per growth of the node count: 1 for linear, n_ratio for quadratic.
       for (size_t i = 1; i < rs.size(); ++i) {
-        const double nodes_ratio = static_cast<double>(rs[i].model_nodes) / static_cast<double>(rs[i - 1].model_nodes);
+        const double nodes_ratio = static_cast<double>(size_of(rs[i])) / static_cast<double>(size_of(rs[i - 1]));
         const double a = get(rs[i - 1]), b = get(rs[i]);
         fmt::print(" {:>9}", a > 0.05 ? fmt::format("{:.2f}", b / a / nodes_ratio) : std::string("-"));
       }
@@ -162,6 +166,7 @@ int run_main(int argc, char** argv) {
     for (const SizeResult& r : rs) {
       nlohmann::json js;
       js["nodes"] = r.model_nodes;
+      if (width) js["width"] = r.nodes;
       js["steps"] = r.steps;
       js["total_ms"] = r.total_ms;
       nlohmann::json st = nlohmann::json::array();
@@ -172,7 +177,8 @@ int run_main(int argc, char** argv) {
     jm["sizes"] = jsizes;
     jmodels.push_back(jm);
   }
-  fmt::print("\ng<i>: (time at size i / time at size i-1) / (nodes ratio); ~1 linear, ~nodes ratio quadratic\n");
+  fmt::print("\ng<i>: (time at size i / time at size i-1) / (size ratio: nodes, or width for wide_gemm); ~1 linear, ~size ratio "
+             "quadratic\n");
   if (!json_path.empty()) {
     nlohmann::json j;
     j["benchmark"] = "compile_scaling";

@@ -135,6 +135,9 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
   std::vector<isa::Program> deadlocked;
   std::string first_message;
   size_t not_fitting = 0;
+  // the requested schedule's NoTileFits (then the fallbacks, one virtual thread first, are tried)
+  std::exception_ptr requested_no_fit;
+  std::string no_fit_message;
   for (size_t k = 0; k < schedules.size(); ++k) {
     accel::LowerOptions lo;
     lo.knobs = schedules[k];
@@ -143,14 +146,24 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
     accel::LoweredLayer lowered;
     try {
       lowered = accel::lower_conv2d(layer, cfg, lo);
+    } catch (const accel::NoTileFits& e) {
+      if (k == 0) {
+        requested_no_fit = std::current_exception();
+        no_fit_message = e.what();
+      }
+      ++not_fitting;  // a schedule that does not fit the scratchpads: try the next one
+      continue;
     } catch (const UserError&) {
-      if (k == 0) throw;
-      ++not_fitting;  // a fallback schedule that does not fit the scratchpads: try the next one
+      if (k == 0) throw;  // a bad knob or layer, not a matter of fit
+      ++not_fitting;
       continue;
     }
     const std::vector<isa::Diagnostic> diags = isa::check_program(lowered.program);
     if (diags.empty()) {
-      if (k > 0) {
+      if (k > 0 && requested_no_fit) {
+        lowered.schedule += fmt::format(" (the requested schedule, {}, does not fit: {})", describe_knobs(schedules[0]),
+                                        no_fit_message);
+      } else if (k > 0) {
         lowered.schedule += fmt::format(
             " (the requested schedule, {}, deadlocks with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={})",
             describe_knobs(schedules[0]), cfg.cmd_queue_depth, cfg.token_queue_depth);
@@ -163,6 +176,10 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
     }
     if (first_message.empty()) first_message = diags.front().message;
     deadlocked.push_back(std::move(lowered.program));
+  }
+  if (deadlocked.empty()) {
+    TESSEL_CHECK(requested_no_fit != nullptr, "layer '{}': no schedule lowered, none deadlocked", layer.name);
+    std::rethrow_exception(requested_no_fit);  // none fits: the requested schedule's reason
   }
   const std::string tried =
       schedules.size() == 1

@@ -48,8 +48,11 @@ std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnob
 /// CMD_QUEUE_DEPTH=2)", where c and t are the smallest depths (found by bisection with
 /// isa::check_program) at which one of the schedules runs; the CMD_QUEUE_DEPTH alternative is left
 /// out when no command-queue depth alone is enough. Throws the UserError of
-/// accel::lower_conv2d for the first schedule (a fallback schedule that does not fit the
-/// scratchpads is skipped). Each schedule is lowered once with LowerOptions::verify = false and
+/// accel::lower_conv2d for the first schedule, except accel::NoTileFits: a schedule whose tiles
+/// do not fit the scratchpads (or the uop fields' reach) is skipped, the next one tried (so a
+/// layer that fits only without double buffering gets one virtual thread, the note "(the
+/// requested schedule, ..., does not fit: <why>)" ending LoweredLayer::schedule), and when none
+/// fits or deadlocks the requested schedule's NoTileFits is thrown. Each schedule is lowered once with LowerOptions::verify = false and
 /// checked here with isa::check_program; a stream that fails any rule other than the deadlock
 /// check is a bug: InternalError naming the layer and the first diagnostic.
 accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const std::string& op,

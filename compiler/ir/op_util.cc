@@ -91,11 +91,20 @@ Window2d window_2d(const Node& n, int64_t ih, int64_t iw, int64_t kh, int64_t kw
   if (w.kh > ph || w.kw > pw)
     throw_unsupported(n, fmt::format("kernel {}x{} is larger than the padded input {}x{} (input {}x{}, pads [{},{},{},{}])",
                                      w.kh, w.kw, ph, pw, ih, iw, w.pad_top, w.pad_left, w.pad_bottom, w.pad_right));
-  if (w.sh > ph || w.sw > pw)
-    throw_unsupported(n, fmt::format("strides [{},{}]: stride {} is larger than the padded input {} of its dimension",
-                                     w.sh, w.sw, w.sh > ph ? w.sh : w.sw, w.sh > ph ? ph : pw));
   w.oh = runtime::cpu::window_output_size(ih, w.pad_top, w.pad_bottom, w.kh, w.sh, ceil_mode);
   w.ow = runtime::cpu::window_output_size(iw, w.pad_left, w.pad_right, w.kw, w.sw, ceil_mode);
+  // A stride larger than the padded input is legal ONNX: the kernel fits (checked above), so
+  // there is exactly one window along that dimension, at the start, and the stride is never
+  // applied. Every consumer (the CPU kernels, the reference, the accelerator's loops and uop
+  // factors) takes it from here, so it is clamped to the padded extent, which gives that same
+  // single window (floor: (padded - kernel) / padded = 0; ceil_mode: the second window starts at
+  // or after the padded end and is dropped) and keeps huge strides (2^40) out of every product.
+  if (w.sh > ph) w.sh = ph;
+  if (w.sw > pw) w.sw = pw;
+  TESSEL_CHECK(w.oh >= 1 && w.ow >= 1 &&
+                   w.oh == runtime::cpu::window_output_size(ih, w.pad_top, w.pad_bottom, w.kh, w.sh, ceil_mode) &&
+                   w.ow == runtime::cpu::window_output_size(iw, w.pad_left, w.pad_right, w.kw, w.sw, ceil_mode),
+               "{}: clamping the strides changed the output {}x{}", describe(n), w.oh, w.ow);
   return w;
 }
 

@@ -39,8 +39,9 @@ struct Window2d {
 ///    attribute may be given, with VALID only zero pads;
 ///  - pads: 4 values, each >= 0; for pools each must be smaller than the kernel (ONNX Runtime's
 ///    rule: otherwise a window can lie entirely in the padding);
-///  - the kernel must fit the padded input, and each stride must not exceed the padded input
-///    (input + both pads) of its dimension;
+///  - the kernel must fit the padded input (input + both pads, overflow-checked); a stride
+///    larger than the padded input of its dimension is legal (one output along it) and is
+///    returned clamped to that padded extent (the same single window);
 ///  - ceil_mode (pools): 0 or 1.
 /// Output sizes come from runtime::cpu::window_output_size (ONNX's rule, ceil_mode's dropped
 /// last window included), the one implementation shared with the CPU kernels.

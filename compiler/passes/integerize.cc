@@ -712,11 +712,20 @@ class Integerizer {
     if (op == "Relu") {
       emit(n, "relu_f32", {f(0)}, {y});
     } else if (op == "Clip") {
-      const auto lo_hi = float_clip_bounds(n);
-      if (!(lo_hi.first == 0.0f && std::isinf(lo_hi.second) && lo_hi.second > 0))
-        ir::throw_unsupported(n, fmt::format("float Clip [{}, {}] has no cpu kernel (only [0, inf), i.e. Relu)",
-                                             lo_hi.first, lo_hi.second));
-      emit(n, "relu_f32", {f(0)}, {y});
+      const auto [lo, hi] = float_clip_bounds(n);
+      if (lo == 0.0f && std::isinf(hi) && hi > 0) {
+        emit(n, "relu_f32", {f(0)}, {y});
+      } else {
+        // min(max(x, lo), hi), an unbounded side (absent, or +-inf on its own side) left out of
+        // the attributes; a NaN bound bounds nothing (max(x, NaN) = x), as in the reference
+        if ((std::isinf(lo) && lo > 0) || (std::isinf(hi) && hi < 0))
+          ir::throw_unsupported(n, fmt::format("float Clip [{}, {}]: a min of +inf or a max of -inf is not supported",
+                                               lo, hi));
+        json a = json::object();
+        if (std::isfinite(lo)) a["lo"] = lo;
+        if (std::isfinite(hi)) a["hi"] = hi;
+        emit(n, "clip_f32", {f(0)}, {y}, a);
+      }
     } else if (op == "Add") {
       emit(n, "add_f32", {f(0), f(1)}, {y});
     } else if (op == "Mul") {
@@ -762,8 +771,12 @@ class Integerizer {
   std::pair<float, float> float_clip_bounds(const Node& n) const {
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (g_.opset < 11) return {ir::attr_float(n, "min", lo), ir::attr_float(n, "max", hi)};
-    if (n.inputs.size() >= 2 && n.inputs[1] >= 0 && g_.values[n.inputs[1]].is_const) lo = ir::const_scalar_f32(g_, n.inputs[1], n, "min (input 1)");
-    if (n.inputs.size() >= 3 && n.inputs[2] >= 0 && g_.values[n.inputs[2]].is_const) hi = ir::const_scalar_f32(g_, n.inputs[2], n, "max (input 2)");
+    for (size_t k : {size_t{1}, size_t{2}}) {
+      if (n.inputs.size() <= k || n.inputs[k] < 0) continue;  // absent: unbounded
+      if (!g_.values[n.inputs[k]].is_const)
+        ir::throw_unsupported(n, fmt::format("bound input {} ({}) is not a constant", k, k == 1 ? "min" : "max"));
+      (k == 1 ? lo : hi) = ir::const_scalar_f32(g_, n.inputs[k], n, k == 1 ? "min (input 1)" : "max (input 2)");
+    }
     return {lo, hi};
   }
 

@@ -18,7 +18,7 @@
 //    maxpool; Reshape / Flatten / Squeeze / Unsqueeze -> reshape (same parameters);
 //  - fake_quant -> nothing (same parameters), requantize, or quantize (from float);
 //  - anything else, or a quantisable operator whose conditions do not hold, runs in float
-//    (conv2d_f32, matmul_f32, add_f32, mul_f32, relu_f32, maxpool_f32, avgpool_f32, softmax,
+//    (conv2d_f32, matmul_f32, add_f32, mul_f32, relu_f32, clip_f32, maxpool_f32, avgpool_f32, softmax,
 //    reshape, concat) with dequantize nodes inserted where float inputs are needed.
 // Graph outputs become float (dequantize at the end where needed) and keep their names.
 #pragma once

@@ -97,6 +97,16 @@ int64_t attr_int(const Step& step, const std::string& key, const int64_t* dflt) 
   return j->get<int64_t>();
 }
 
+std::optional<double> attr_finite_number(const Step& step, const std::string& key) {
+  const nlohmann::json* j = find_attr(step, key);
+  if (j == nullptr) return std::nullopt;
+  if (!j->is_number() || !std::isfinite(j->get<double>())) {
+    throw UserError(fmt::format("{}: attribute {} must be a finite number, got {}", where(step), support::quote(key),
+                                j->dump()));
+  }
+  return j->get<double>();
+}
+
 bool attr_bool(const Step& step, const std::string& key, bool dflt) {
   const nlohmann::json* j = find_attr(step, key);
   if (j == nullptr) return dflt;

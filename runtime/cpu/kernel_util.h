@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ void check_same_shape(const KernelCall& call, const TensorDesc& a, std::string_v
 /// Attribute readers: a missing key returns the default when one is given, otherwise throws.
 int64_t attr_int(const Step& step, const std::string& key, const int64_t* dflt);
 bool attr_bool(const Step& step, const std::string& key, bool dflt);
+/// An optional finite number (integer or floating): nullopt when the key is absent; throws when
+/// it is present but not a finite number.
+std::optional<double> attr_finite_number(const Step& step, const std::string& key);
 /// A list of exactly `n` integers.
 std::vector<int64_t> attr_ints(const Step& step, const std::string& key, size_t n,
                                const std::vector<int64_t>* dflt);

@@ -439,6 +439,20 @@ void k_relu_f32(const KernelCall& c) {
   for (int64_t i = 0; i < x.num_elements(); ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
 }
 
+// ONNX Clip: y = min(max(x, lo), hi) with an absent bound unbounded (as the reference does: a
+// NaN input stays NaN; lo > hi gives hi everywhere).
+void k_clip_f32(const KernelCall& c) {
+  check_unary(c, DType::kF32, DType::kF32);
+  const TensorDesc& x = in_desc(c, 0);
+  const std::optional<double> lo_attr = attr_finite_number(*c.step, "lo");
+  const std::optional<double> hi_attr = attr_finite_number(*c.step, "hi");
+  const float lo = lo_attr ? static_cast<float>(*lo_attr) : -std::numeric_limits<float>::infinity();
+  const float hi = hi_attr ? static_cast<float>(*hi_attr) : std::numeric_limits<float>::infinity();
+  const float* in = in_ptr<float>(c, 0);
+  float* out = out_ptr<float>(c, 0);
+  for (int64_t i = 0; i < x.num_elements(); ++i) out[i] = std::min(std::max(in[i], lo), hi);
+}
+
 template <typename Op>
 void binary_f32(const KernelCall& c, Op op) {
   check_arity(c, 2, 1);
@@ -603,6 +617,7 @@ const std::map<std::string, KernelFn, std::less<>>& registry() {
       {"concat", k_concat},
       {"softmax", k_softmax},
       {"relu_f32", k_relu_f32},
+      {"clip_f32", k_clip_f32},
       {"add_f32", k_add_f32},
       {"mul_f32", k_mul_f32},
       {"conv2d_f32", k_conv2d_f32},

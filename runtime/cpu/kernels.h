@@ -35,6 +35,8 @@
 // | concat         | n x T -> T                      | axis (negative counts from the end)        |
 // | softmax        | f32 -> f32                      | axis (default -1)                          |
 // | relu_f32       | f32 -> f32                      | {}                                         |
+// | clip_f32       | f32 -> f32                      | lo, hi (optional finite numbers; absent:   |
+// |                |                                 | unbounded): min(max(x, lo), hi)            |
 // | add_f32        | f32, f32 -> f32 (broadcast)     | {}                                         |
 // | mul_f32        | f32, f32 -> f32 (broadcast)     | {}                                         |
 // | conv2d_f32     | x, w [, bias] -> y (f32 NCHW)   | stride, pads, groups, dilations (opt.)     |

@@ -132,6 +132,76 @@ TEST(AccelLower, KernelsBeyondTheUopBufferAreLoadedOnDemand) {
   EXPECT_GT(uop_loads, 2);
 }
 
+// Output windows wholly in the padding (finding conv-all-padding-no-tile): a 1x1 conv on a
+// height of 1 with pad_top 1 and stride 2 has one output row, whose window is the pad row; every
+// candidate was rejected ("every window must hold at least one real input row") with a message
+// naming capacities that fit. Such a tile loads nothing and runs no GEMM: its outputs are the
+// requantised bias (plus the zero-point correction of the init tensor). Compared with the
+// reference conv on fsim, with and without an input zero point, both zero-point plans, one and
+// two virtual threads; and a layer where only some tiles lie in the padding.
+TEST(AccelLower, OutputWindowsWhollyInThePaddingLower) {
+  for (int32_t zp : {0, 9}) {
+    for (int vt : {1, 2}) {
+      SCOPED_TRACE(fmt::format("zero point {}, {} virtual threads", zp, vt));
+      const AccelLayer one_row = testing::make_layer({.name = "pad_row", .ic = 16, .ih = 1, .iw = 4, .oc = 16,
+                                                      .kh = 1, .kw = 1, .stride_h = 2, .pt = 1, .pl = 0, .pb = 0,
+                                                      .pr = 0, .in_zero_point = zp});
+      ASSERT_EQ(one_row.params.oh(), 1);
+      for (ZeroPointInit init : {ZeroPointInit::kBorderTiles, ZeroPointInit::kEveryTile}) {
+        LowerOptions opts;
+        opts.knobs.virtual_threads = vt;
+        opts.zero_point_init = init;
+        LoweredLayer low;
+        expect_matches_reference(one_row, isa::HwConfig{}, opts, &low);
+        for (const isa::Instruction& i : low.program.insns) {
+          EXPECT_FALSE(i.opcode == isa::Opcode::kLoad && i.x_size > 0 &&
+                       (i.mem_type == isa::MemType::kInp || i.mem_type == isa::MemType::kWgt));
+          EXPECT_FALSE(i.opcode == isa::Opcode::kGemm && !i.reset);
+        }
+      }
+      // input rows 0..1 with pads 2 above and below, kernel 1, stride 3: output row 0 reads pad
+      // row -2, output row 1 input row 1; 3 columns with pad_left 2, stride 2: column 0 reads a pad
+      const AccelLayer some = testing::make_layer({.name = "pad_some", .ic = 32, .ih = 2, .iw = 3, .oc = 32,
+                                                   .kh = 1, .kw = 1, .stride = 2, .stride_h = 3, .pt = 2, .pl = 2,
+                                                   .pb = 2, .pr = 0, .in_zero_point = zp, .seed = 4});
+      ASSERT_EQ(some.params.oh(), 2);
+      ASSERT_EQ(some.params.ow(), 3);
+      for (int oh_tile : {0, 1, 2}) {
+        LowerOptions opts;
+        opts.knobs.virtual_threads = vt;
+        opts.knobs.oh_tile = oh_tile;
+        opts.knobs.ow_tile = oh_tile == 1 ? 1 : 0;
+        expect_matches_reference(some, isa::HwConfig{}, opts);
+      }
+    }
+  }
+}
+
+// With a 2 KiB accumulator buffer (LOG_ACC_BUFF_SIZE 11: 32 ACC rows, so a uop's src_idx names
+// INP rows below 32) mnist-12's first layer (5x5, 1 input block) fits one virtual thread but not
+// two: the second thread's INP region would start at 25 or more, and its uops name up to 24
+// rows above that. The message said "needs 25 inp ... rows below 32", numbers that fit; it now
+// names the failing constraint, and the driver falls back to one virtual thread.
+TEST(AccelLower, NoTileFitsNamesTheFailingConstraint) {
+  isa::HwConfig acc11;
+  acc11.log_acc_buff_size = 11;
+  acc11.validate();
+  const AccelLayer layer = testing::make_layer({.name = "mnist_conv1", .ic = 1, .ih = 28, .iw = 28, .oc = 8,
+                                                .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+  LowerOptions two;
+  two.knobs.virtual_threads = 2;
+  const std::string msg = user_error_of([&] { lower_conv2d(layer, acc11, two); });
+  EXPECT_NE(msg.find("layer 'mnist_conv1': no tile fits the scratchpads: the smallest candidate (oc_tile=1 "
+                     "ic_chunk=1 oh_tile=1 ow_tile=1) fails because with 2 virtual threads the last thread's inp "
+                     "region (at least 25 rows each) puts its uops' inp rows at 25 + 24, beyond the src_idx field's "
+                     "reach 32 (one virtual thread would fit)"),
+            std::string::npos)
+      << msg;
+  LowerOptions one;
+  one.knobs.virtual_threads = 1;
+  expect_matches_reference(layer, acc11, one);
+}
+
 TEST(AccelLower, ImpossibleTileIsAClearError) {
   isa::HwConfig tiny;
   tiny.log_inp_buff_size = 8;  // 16 INP entries: 8 per virtual thread < one 3x3 window
@@ -142,6 +212,9 @@ TEST(AccelLower, ImpossibleTileIsAClearError) {
   const std::string msg = user_error_of([&] { lower_conv2d(layer, tiny, two); });
   EXPECT_NE(msg.find("layer 'tight': no tile fits the scratchpads"), std::string::npos) << msg;
   EXPECT_NE(msg.find("inp 8"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("fails because its tiles need 9 inp entries per virtual thread (capacity 8)"),
+            std::string::npos)
+      << msg;
   // with one virtual thread the 16 entries hold a 3x3 window: it lowers, tile by tile
   LowerOptions one;
   one.knobs.virtual_threads = 1;

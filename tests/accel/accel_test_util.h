@@ -21,6 +21,7 @@ namespace tessel::compiler::accel::testing {
 struct LayerSpec {
   std::string name;
   int64_t n = 1, ic = 16, ih = 8, iw = 8, oc = 16, kh = 3, kw = 3, stride = 1;
+  int64_t stride_h = 0;  ///< the vertical stride when > 0 (otherwise `stride`)
   int64_t pt = 1, pl = 1, pb = 1, pr = 1, groups = 1;
   int32_t in_zero_point = 0;
   enum class Rq { kPerChannel, kPerTensor, kPow2, kRelu, kWideConstants } rq = Rq::kPerChannel;
@@ -48,6 +49,7 @@ inline AccelLayer make_layer(const LayerSpec& s) {
   p.kh = s.kh;
   p.kw = s.kw;
   p.stride_h = p.stride_w = s.stride;
+  if (s.stride_h > 0) p.stride_h = s.stride_h;
   p.pad_top = s.pt;
   p.pad_left = s.pl;
   p.pad_bottom = s.pb;

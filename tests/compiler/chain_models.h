@@ -31,7 +31,10 @@ namespace tessel::compiler::testing {
 ///    Identity forwarding of constant_folding on long chains.
 ///  - kQdqPool: QuantizeLinear -> MaxPool 1x1 on the int8 tensor (`nodes` - 2 of them) ->
 ///    DequantizeLinear: qdq_import moves the quantisation down the whole chain.
-enum class ChainKind { kRelu, kConvRelu, kAddDiamond, kQdqRelu, kMixed, kQdqPool };
+///  - kWideGemm: not a chain but one wide layer: GlobalAveragePool -> Flatten -> Gemm with a
+///    weight [8, `nodes`] (3 nodes; `nodes` is the Gemm's output width), offloaded by default:
+///    makes a lowering step whose cost grows faster than n log n in a layer's width stand out.
+enum class ChainKind { kRelu, kConvRelu, kAddDiamond, kQdqRelu, kMixed, kQdqPool, kWideGemm };
 
 /// "relu", "conv_relu", "add_diamond", "qdq_relu", "mixed", "qdq_pool".
 inline const char* chain_kind_name(ChainKind k) {
@@ -42,21 +45,26 @@ inline const char* chain_kind_name(ChainKind k) {
     case ChainKind::kQdqRelu: return "qdq_relu";
     case ChainKind::kMixed: return "mixed";
     case ChainKind::kQdqPool: return "qdq_pool";
+    case ChainKind::kWideGemm: return "wide_gemm";
   }
   return "?";
 }
 
+/// True when the size of `k`'s model is a layer width rather than a node count.
+inline bool chain_size_is_width(ChainKind k) { return k == ChainKind::kWideGemm; }
+
 /// All kinds, in the order above.
 inline std::vector<ChainKind> all_chain_kinds() {
   return {ChainKind::kRelu,    ChainKind::kConvRelu, ChainKind::kAddDiamond,
-          ChainKind::kQdqRelu, ChainKind::kMixed,    ChainKind::kQdqPool};
+          ChainKind::kQdqRelu, ChainKind::kMixed,    ChainKind::kQdqPool, ChainKind::kWideGemm};
 }
 
 /// Parses a name of chain_kind_name(); throws UserError naming `name` and the valid names.
 inline ChainKind parse_chain_kind(const std::string& name) {
   for (ChainKind k : all_chain_kinds())
     if (name == chain_kind_name(k)) return k;
-  throw_user_error("unknown chain model '{}': expected relu, conv_relu, add_diamond, qdq_relu, mixed or qdq_pool", name);
+  throw_user_error(
+      "unknown chain model '{}': expected relu, conv_relu, add_diamond, qdq_relu, mixed, qdq_pool or wide_gemm", name);
 }
 
 /// Input shape of every chain model.
@@ -136,7 +144,8 @@ struct Builder {
 }  // namespace chain_detail
 
 /// Serialised ModelProto of `kind` with about `nodes` nodes (rounded down to whole repeats of the
-/// kind's block, at least one block). Throws UserError for `nodes` < 1.
+/// kind's block, at least one block; for kWideGemm, the output width). Throws UserError for
+/// `nodes` < 1.
 inline std::string chain_model(ChainKind kind, int64_t nodes) {
   if (nodes < 1) throw_user_error("chain model with {} nodes: needs at least 1", nodes);
   chain_detail::Builder b;
@@ -215,6 +224,14 @@ inline std::string chain_model(ChainKind kind, int64_t nodes) {
       b.node("DequantizeLinear", "dq", {x, "scale", "zp"}, "y");
       x = "y";
       break;
+    case ChainKind::kWideGemm: {
+      b.node("GlobalAveragePool", "gap", {x}, "m");
+      b.node("Flatten", "flatten", {"m"}, "f");
+      b.init_f32("w", {8, nodes}, b.small(static_cast<size_t>(8 * nodes), 1.0f));
+      b.node("Gemm", "gemm", {"f", "w"}, "y");
+      x = "y";
+      break;
+    }
   }
   b.g->add_output()->set_name(x);
   return b.model.SerializeAsString();

@@ -207,6 +207,20 @@ def tessel_cases():
                       min=-1.0, max=0.5))
     cases.append(case("tessel_clip_nan_bound_opset13", "Clip", 13, [c, np.array(np.nan, np.float32)], [c],
                       expect_error="has the non-finite value nan at element 0"))
+    # A one-sided Clip in the float part of a graph (before a Softmax, which stays float): the
+    # float CPU kernel, max only, min only, and both (the finding: "float Clip [-inf, 0.44] has
+    # no cpu kernel").
+    cs = f(2, 6) * 2
+    for tag, lo, hi in (("max_only", None, 0.44), ("min_only", -0.3, None), ("both", -0.5, 0.75)):
+        bounds = ["x0", "" if lo is None else "lo", "" if hi is None else "hi"]
+        while bounds[-1] == "":
+            bounds.pop()
+        nodes = [helper.make_node("Clip", bounds, ["c"]), helper.make_node("Softmax", ["c"], ["y0"], axis=1)]
+        ins = [("x0", cs)] + ([("lo", np.array(lo, np.float32))] if lo is not None else []) + \
+              ([("hi", np.array(hi, np.float32))] if hi is not None else [])
+        want = softmax_np(np.clip(cs, -np.inf if lo is None else lo, np.inf if hi is None else hi), 1)
+        name = "tessel_clip_%s_before_softmax_opset13" % tag
+        cases.append((name, model(name, nodes, ins, [("y0", want)], 13), [a for _, a in ins], [want], None))
     # Shape: start / end exist from opset 15.
     cases.append(case("tessel_shape_opset13", "Shape", 13, [x4], [i64(2, 3, 4, 5)]))
     cases.append(case("tessel_shape_start_at_opset13", "Shape", 13, [x4], [i64(3, 4, 5)],
@@ -256,9 +270,41 @@ def tessel_cases():
     cases.append(case("tessel_conv_depthwise_same_lower", "Conv", 11, [cx, dw],
                       [conv_np(cx, dw, None, (2, 2), (1, 1, 0, 1), 4)],
                       group=4, strides=[2, 2], auto_pad="SAME_LOWER"))
+    # A stride larger than the padded input is legal when the kernel fits: one output along that
+    # dimension (ONNX: floor((in + pads - k) / s) + 1 = 1), whatever the stride (2^40 included).
     cases.append(case("tessel_conv_stride_beyond_padded_input", "Conv", 11, [cx, dw],
-                      [conv_np(cx, dw, None, (7, 1), (0, 0, 0, 0), 4)],
-                      expect_error="strides [7,1]: stride 7 is larger than the padded input 6", group=4, strides=[7, 1]))
+                      [conv_np(cx, dw, None, (7, 1), (0, 0, 0, 0), 4)], group=4, strides=[7, 1]))
+    cases.append(case("tessel_conv_huge_stride", "Conv", 11, [cx, dw],
+                      [conv_np(cx, dw, None, (1, 1 << 40), (1, 0, 0, 1), 4)], group=4, strides=[1, 1 << 40],
+                      pads=[1, 0, 0, 1]))
+    # The finding's layers: kernel 1, stride 2 on an input of height 1 (out = floor((1 - 1) / 2) + 1).
+    h1 = f(1, 3, 1, 6)
+    w1 = f(5, 3, 1, 1)
+    b1 = f(5)
+    cases.append(case("tessel_conv_k1_stride2_height1", "Conv", 11, [h1, w1, b1],
+                      [conv_np(h1, w1, b1, (2, 2), (0, 0, 0, 0), 1)], strides=[2, 2]))
+    for kind, op in (("max", "MaxPool"), ("avg", "AveragePool")):
+        cases.append(case("tessel_%spool_k1_stride2_height1" % kind, op, 13, [h1],
+                          [pool_np(h1, (1, 1), (2, 2), (0, 0, 0, 0), False, kind)],
+                          kernel_shape=[1, 1], strides=[2, 2]))
+        # ceil_mode: the second window would start past the padded input and is dropped
+        cases.append(case("tessel_%spool_ceil_stride_beyond_padded_input" % kind, op, 13, [p6],
+                          [pool_np(p6, (2, 3), (9, 8), (1, 0, 0, 1), True, kind)],
+                          kernel_shape=[2, 3], strides=[9, 8], pads=[1, 0, 0, 1], ceil_mode=1))
+    # Output rows whose windows lie wholly in the padding (finding conv-all-padding-no-tile: the
+    # offloaded layer had "no tile fits the scratchpads"): x [1,1,1,4], pads [1,0,0,0], strides
+    # [2,1]: the only output row is the bias alone; and x [1,3,2,3] with pads [2,2,2,0], strides
+    # [3,2]: output row 0 and column 0 read only padding.
+    pz, wz, bz = f(1, 1, 1, 4), f(1, 1, 1, 1), f(1)
+    cases.append(case("tessel_conv_window_wholly_in_padding", "Conv", 11, [pz, wz, bz],
+                      [conv_np(pz, wz, bz, (2, 1), (1, 0, 0, 0), 1)], strides=[2, 1], pads=[1, 0, 0, 0]))
+    ps, ws, bs2 = f(1, 3, 2, 3), f(4, 3, 1, 1), f(4)
+    cases.append(case("tessel_conv_some_windows_in_padding", "Conv", 11, [ps, ws, bs2],
+                      [conv_np(ps, ws, bs2, (3, 2), (2, 2, 2, 0), 1)], strides=[3, 2], pads=[2, 2, 2, 0]))
+    # The kernel must still fit the padded input.
+    cases.append(case("tessel_conv_kernel_beyond_padded_input", "Conv", 11, [h1, f(5, 3, 2, 1)],
+                      [np.zeros((1, 5, 0, 6), np.float32)],
+                      expect_error="kernel 2x1 is larger than the padded input 1x6", strides=[2, 1]))
     # Gemm: C is required before opset 11, optional from 11.
     ga, gb, gc = f(3, 4), f(5, 4), f(5)
     cases.append(case("tessel_gemm_transB_alpha_no_c_opset11", "Gemm", 11, [ga, gb], [0.5 * ga @ gb.T],

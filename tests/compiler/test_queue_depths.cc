@@ -176,6 +176,26 @@ TEST(QueueDepths, FirstScheduleUserErrorsPropagate) {
   EXPECT_EQ(user_error_of(l, with_depths(8, 1), {knobs(0)}), "layer 'kws_conv': virtual_threads must be >= 1, got 0");
 }
 
+// A requested schedule that does not fit the scratchpads (two virtual threads with a 2 KiB
+// accumulator buffer, mnist-12's first layer: the uop src_idx reach, see accel_lower_unit_test)
+// falls back to one virtual thread, with a note; none fitting rethrows the requested one's error.
+TEST(QueueDepths, ScheduleThatDoesNotFitFallsBackToOneVirtualThread) {
+  isa::HwConfig acc11;
+  acc11.log_acc_buff_size = 11;
+  acc11.validate();
+  const AccelLayer l = accel::testing::make_layer({.name = "mnist_conv1", .ic = 1, .ih = 28, .iw = 28, .oc = 8,
+                                                   .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+  const LoweredLayer low = driver::lower_offloaded_layer(l, "Conv", acc11, driver::queue_safe_schedules(knobs(2)));
+  EXPECT_NE(low.schedule.find("vthreads=1 "), std::string::npos) << low.schedule;
+  EXPECT_NE(low.schedule.find(" (the requested schedule, vthreads=2 oc_tile=auto oh_tile=auto ow_tile=auto "
+                              "ic_chunk=auto, does not fit: layer 'mnist_conv1': no tile fits the scratchpads: "),
+            std::string::npos)
+      << low.schedule;
+  const std::string err = user_error_of(l, acc11, {knobs(2)});
+  EXPECT_NE(err.find("layer 'mnist_conv1': no tile fits the scratchpads: the smallest candidate"), std::string::npos)
+      << err;
+}
+
 TEST(QueueDepths, DefaultDepthsKeepTheRequestedSchedule) {
   const AccelLayer l = kws_first_layer();
   const LoweredLayer low = driver::lower_offloaded_layer(l, "Conv", isa::HwConfig{},

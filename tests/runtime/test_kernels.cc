@@ -276,9 +276,31 @@ TEST(Kernels, PackUnpackRoundTripWithBatchBlocks) {
   EXPECT_EQ(back, v);
 }
 
+TEST(Kernels, ClipF32OneSidedAndBoth) {
+  // ONNX Clip: min(max(x, lo), hi); an absent bound is unbounded; lo > hi gives hi; NaN stays.
+  const auto x = desc("x", DType::kF32, {6});
+  const F32 v{-3.0f, -0.25f, 0.0f, 0.44f, 0.5f, 7.0f};
+  const auto y = desc("y", DType::kF32, {6});
+  auto out = run_op("clip_f32", json{{"hi", 0.44}}, {in(x, v)}, {y});
+  EXPECT_EQ(from_bytes<float>(out[0]), (F32{-3.0f, -0.25f, 0.0f, 0.44f, 0.44f, 0.44f}));
+  out = run_op("clip_f32", json{{"lo", -0.3}}, {in(x, v)}, {y});
+  EXPECT_EQ(from_bytes<float>(out[0]), (F32{-0.3f, -0.25f, 0.0f, 0.44f, 0.5f, 7.0f}));
+  out = run_op("clip_f32", json{{"lo", -1}, {"hi", 0.5}}, {in(x, v)}, {y});
+  EXPECT_EQ(from_bytes<float>(out[0]), (F32{-1.0f, -0.25f, 0.0f, 0.44f, 0.5f, 0.5f}));
+  out = run_op("clip_f32", json::object(), {in(x, v)}, {y});
+  EXPECT_EQ(from_bytes<float>(out[0]), v);
+  out = run_op("clip_f32", json{{"lo", 2}, {"hi", 1}}, {in(x, v)}, {y});
+  EXPECT_EQ(from_bytes<float>(out[0]), (F32(6, 1.0f)));
+  const auto x1 = desc("x", DType::kF32, {1});
+  out = run_op("clip_f32", json{{"lo", 0}, {"hi", 1}}, {in(x1, F32{std::nanf("")})}, {desc("y", DType::kF32, {1})});
+  EXPECT_TRUE(std::isnan(from_bytes<float>(out[0])[0]));
+  // a bound that is not a finite number is named
+  EXPECT_THROW(run_op("clip_f32", json{{"hi", "big"}}, {in(x, v)}, {y}), UserError);
+}
+
 TEST(Kernels, RegistryListsEveryContractOp) {
   const std::vector<std::string> expect = {
-      "add_f32",   "avgpool",    "avgpool_f32", "concat",      "conv2d_f32",    "dequantize",
+      "add_f32",   "avgpool",    "avgpool_f32", "clip_f32",    "concat",        "conv2d_f32",    "dequantize",
       "global_avgpool", "matmul_f32", "maxpool", "maxpool_f32", "mul_f32",     "pack_nchwnc",
       "qadd",      "qclip",      "qconv2d",     "quantize",    "relu_f32",      "requantize",
       "reshape",   "softmax",    "unpack_nchwnc"};

@@ -157,6 +157,8 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
   ctx.wgt_base = elem_base(s_wgt, isa::MemType::kWgt);
   pack_weights(layer, g, cfg, prog.image.data() + prog.segments[s_wgt].offset_bytes,
                ctx.wgt_offset);
+  TESSEL_CHECK(ctx.wgt_offset == g.wgt_offset, "layer '{}': packed weight offsets differ from the geometry's",
+               layer.name);
   const int64_t lanes = g.batch * g.block_out;
   const int64_t n_rows = static_cast<int64_t>(ctx.plan.const_rows.size());
   if (n_rows > 0) {

@@ -27,6 +27,18 @@ std::vector<int64_t> balanced_sizes(int64_t extent) {
   return v;
 }
 
+/// Why thread_region(depth, vt, need, {{top, reach}}) is 0, for the no-fit message.
+std::string region_failure(const char* buf, int64_t need, int64_t cap, int vt, int64_t top, int64_t reach,
+                           const char* field) {
+  if (need > cap) return fmt::format("its tiles need {} {} entries per virtual thread (capacity {})", need, buf, cap);
+  if (top >= reach)
+    return fmt::format("its uops name {} rows up to {}, beyond the {} field's reach {}", buf, top, field, reach);
+  return fmt::format(
+      "with {} virtual threads the last thread's {} region (at least {} rows each) puts its uops' {} rows at {} + {}, "
+      "beyond the {} field's reach {} (one virtual thread would fit)",
+      vt, buf, need, buf, (vt - 1) * need, top, field, reach);
+}
+
 /// The DMA pad fields are 4 bits wide (isa.md section 2).
 constexpr int64_t kMaxDmaPad = 15;
 /// Micro-ops kept free in each virtual thread's share of the UOP buffer for ALU kernels.
@@ -50,6 +62,11 @@ bool tile_touches_padding(const ConvGeometry& g, const Tile& t) {
   const Window wy = input_window(t.y0, t.th, g.kh, g.sh, g.pt, g.ih);
   const Window wx = input_window(t.x0, t.tw, g.kw, g.sw, g.pl, g.iw);
   return wy.real != wy.total() || wx.real != wx.total();
+}
+
+bool tile_window_empty(const ConvGeometry& g, const Tile& t) {
+  return input_window(t.y0, t.th, g.kh, g.sh, g.pt, g.ih).real == 0 ||
+         input_window(t.x0, t.tw, g.kw, g.sw, g.pl, g.iw).real == 0;
 }
 
 bool layer_touches_padding(const ConvGeometry& g) {
@@ -154,6 +171,7 @@ ConvGeometry make_geometry(const std::string& layer, const runtime::QConv2dParam
     const int64_t c_lo = g_lo * icg, c_hi = (g_hi + 1) * icg;  // channels [c_lo, c_hi)
     const int64_t b_lo = c_lo / g.block_in, b_hi = (c_hi - 1) / g.block_in + 1;
     g.nz.emplace_back(b_lo, b_hi);
+    g.wgt_offset.push_back(g.nnz_tiles * g.kh * g.kw);
     g.max_nnz = std::max(g.max_nnz, b_hi - b_lo);
     g.nnz_tiles += b_hi - b_lo;
   }
@@ -217,12 +235,6 @@ struct ChunkNeeds {
 std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, int64_t ob0,
                                     int64_t obn) {
   const int64_t khw = g.kh * g.kw;
-  // DRAM entry offset of each output block's non-zero tiles (the packing of lower_conv2d.cc)
-  std::vector<int64_t> offset(static_cast<size_t>(g.ocb), 0);
-  for (int64_t ob = 1; ob < g.ocb; ++ob) {
-    const auto [lo, hi] = g.nz[static_cast<size_t>(ob - 1)];
-    offset[static_cast<size_t>(ob)] = offset[static_cast<size_t>(ob - 1)] + (hi - lo) * khw;
-  }
   std::vector<ChunkNeeds> v;
   for (int c = 0; c < s.n_chunks; ++c) {
     std::set<int64_t> blocks;
@@ -235,7 +247,7 @@ std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, in
       n.wgt_tiles += b - a;
       if (b == a) continue;
       const int64_t dram =
-          offset[static_cast<size_t>(ob)] + (a - g.nz[static_cast<size_t>(ob)].first) * khw;
+          g.wgt_offset[static_cast<size_t>(ob)] + (a - g.nz[static_cast<size_t>(ob)].first) * khw;
       pieces.push_back({dram, sram, (b - a) * khw});
       sram += (b - a) * khw;
     }
@@ -523,12 +535,30 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   Schedule best;
   int64_t best_cost = std::numeric_limits<int64_t>::max();
   bool found = false;
+  std::string why = "no candidate was tried";  // the last candidate's rejection
   for (int64_t obt : ob_cands) {
     for (int64_t icc : icc_cands) {
       Schedule s;
       s.oc_tile_blocks = obt;
       s.ic_chunk = icc;
       s.n_chunks = ceil_div(g.max_nnz, icc);
+      // A lower bound first, so that the walks over every output block below (O(ocb) each) run
+      // only for candidates with a chance to fit, at most about min(wgt, uop capacity) of them
+      // whatever the layer's width: chunk 0 of every output block holds at least one non-zero
+      // input block, that of a block with max_nnz of them ic_chunk, so some chunk needs at least
+      // max(oc_tile_blocks, ic_chunk) weight tiles; the constant rows need oc_tile_blocks *
+      // const_rows ACC rows.
+      if (std::max(obt, icc) * khw > std::min(wgt_cap, uop_cap)) {
+        why = fmt::format("its weights need at least {} wgt entries and gemm uops per virtual thread (capacities wgt {}, "
+                          "uop {})",
+                          std::max(obt, icc) * khw, wgt_cap, uop_cap);
+        continue;
+      }
+      if (obt * const_rows >= acc_cap) {
+        why = fmt::format("its {} acc rows of per-channel constants leave no room for accumulators (acc capacity {})",
+                          obt * const_rows, acc_cap);
+        continue;
+      }
       // needs per oc tile (the weight and input-block needs only depend on the oc tile)
       std::vector<std::vector<ChunkNeeds>> needs;
       int64_t max_inp_blocks = 0, max_wgt = 0;
@@ -539,10 +569,19 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
           max_wgt = std::max(max_wgt, n.wgt_tiles * khw);
         }
       }
-      if (max_wgt > wgt_cap || max_wgt > uop_cap) continue;
+      if (max_wgt > wgt_cap || max_wgt > uop_cap) {
+        why = fmt::format("its weights need {} wgt entries and gemm uops per virtual thread (capacities wgt {}, uop {})",
+                          max_wgt, wgt_cap, uop_cap);
+        continue;
+      }
       // a GEMM uop names every weight row itself (the weight factors are 0)
       s.wgt_region = thread_region(cfg.wgt_depth(), vt, max_wgt, {{max_wgt - 1, reach.wgt}});
-      if (s.wgt_region == 0) continue;
+      if (s.wgt_region == 0) {
+        why = fmt::format("the wgt rows its uops name on virtual thread {} (up to {} + {}) are beyond the wgt_idx "
+                          "field's reach {}",
+                          vt - 1, (vt - 1) * max_wgt, max_wgt - 1, reach.wgt);
+        continue;
+      }
       // uops of the distinct GEMM kernels of one virtual thread and tile width
       int64_t kernel_uops = 0;
       {
@@ -566,37 +605,43 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
           }
         }
       }
-      if (obt * const_rows >= acc_cap) continue;
       for (int64_t th : th_cands) {
         const int64_t win_h = (th - 1) * g.sh + g.kh;
-        if (max_inp_blocks * win_h > inp_cap) continue;
+        if (max_inp_blocks * win_h > inp_cap) {
+          why = fmt::format("its input window needs at least {} inp entries per virtual thread ({} input blocks x {} "
+                            "rows; capacity inp {})",
+                            max_inp_blocks * win_h, max_inp_blocks, win_h, inp_cap);
+          continue;
+        }
         for (int64_t tw : tw_cands) {
           const int64_t win_w = (tw - 1) * g.sw + g.kw;
           // INP: a GEMM uop names the top-left tap of each slot's window, (ky, kx) inside it;
           // the loop factors (their own, depth-wide fields) step over the output positions
           const int64_t slot = win_h * win_w;
-          s.inp_region =
-              thread_region(cfg.inp_depth(), vt, max_inp_blocks * slot,
-                            {{(max_inp_blocks - 1) * slot + (g.kh - 1) * win_w + g.kw - 1,
-                              reach.inp}});
-          if (s.inp_region == 0) continue;
+          const int64_t inp_top = (max_inp_blocks - 1) * slot + (g.kh - 1) * win_w + g.kw - 1;
+          s.inp_region = thread_region(cfg.inp_depth(), vt, max_inp_blocks * slot, {{inp_top, reach.inp}});
+          if (s.inp_region == 0) {
+            why = region_failure("inp", max_inp_blocks * slot, inp_cap, vt, inp_top, reach.inp, "src_idx");
+            continue;
+          }
           // ACC: GEMM uops name the first row of each output block's tile, the reset/ALU uops
           // row 0 (the loops step over the rest), ALU uops with a vector source the constant
           // rows after the tile
-          s.acc_region = thread_region(
-              cfg.acc_depth(), vt, obt * th * tw + obt * const_rows,
-              {{(obt - 1) * th * tw, reach.acc_dst},
-               {const_rows > 0 ? obt * th * tw + const_rows - 1 : -1, reach.acc_src}});
-          if (s.acc_region == 0) continue;
-          // every window must hold at least one real input row and column
-          bool real_ok = true;
-          for (int64_t y0 = 0; y0 < g.oh && real_ok; y0 += th) {
-            real_ok = input_window(y0, std::min(th, g.oh - y0), g.kh, g.sh, g.pt, g.ih).real > 0;
+          const int64_t acc_need = obt * th * tw + obt * const_rows;
+          const int64_t acc_dst_top = (obt - 1) * th * tw;
+          const int64_t acc_src_top = const_rows > 0 ? obt * th * tw + const_rows - 1 : -1;
+          s.acc_region = thread_region(cfg.acc_depth(), vt, acc_need,
+                                       {{acc_dst_top, reach.acc_dst}, {acc_src_top, reach.acc_src}});
+          if (s.acc_region == 0) {
+            why = thread_region(cfg.acc_depth(), vt, acc_need, {{acc_dst_top, reach.acc_dst}}) == 0
+                      ? region_failure("acc", acc_need, acc_cap, vt, acc_dst_top, reach.acc_dst, "dst_idx")
+                      : region_failure("acc", acc_need, acc_cap, vt, acc_src_top, reach.acc_src, "src_idx");
+            continue;
           }
-          for (int64_t x0 = 0; x0 < g.ow && real_ok; x0 += tw) {
-            real_ok = input_window(x0, std::min(tw, g.ow - x0), g.kw, g.sw, g.pl, g.iw).real > 0;
-          }
-          if (!real_ok) continue;
+          // A tile whose input window holds no real row or column (it lies wholly in the
+          // padding, e.g. stride 2 and pad_top 1 on a height of 1) loads no input and runs no
+          // GEMM: its accumulators are the init tensor's zero-point correction plus the bias
+          // (tile_window_empty, plan.h), then requantised and stored like any other tile.
           // the micro-op table: every distinct GEMM kernel (per virtual thread, tile width - the
           // last tile of a row may be narrower - and chunk layout: the per-output-block input
           // blocks relative to the chunk's first) and the one-uop reset and ALU kernels.
@@ -651,13 +696,19 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
                 const Window wx = input_window(x0, w, g.kw, g.sw, g.pl, g.iw);
                 tc = TileCost{};
                 const size_t thread = static_cast<size_t>(tile_index++ % vt);
+                const bool no_input = wy.real == 0 || wx.real == 0;  // tile_window_empty
                 const bool wgt_reused = s.n_chunks == 1 && wgt_held[thread] == ob0;
-                wgt_held[thread] = ob0;
+                if (!no_input) wgt_held[thread] = ob0;
                 // LOAD INP: real rows from DRAM (one burst each), then the zero padding
                 const int64_t inp_beats = wy.real * rates.row_beats(wx.real * inp_bytes);
                 const int64_t inp_pad = wy.total() * wx.total() - wy.real * wx.real;
                 for (const ChunkNeeds& n : needs[oi]) {
                   Stage ld, gm;
+                  if (no_input) {
+                    tc.load.push_back(ld);
+                    tc.gemm.push_back(gm);
+                    continue;
+                  }
                   ld.read(inp_beats, inp_pad, n.inp_blocks);
                   tc.beats += n.inp_blocks * inp_beats;
                   for (size_t r = 0; r < (wgt_reused ? 0 : n.wgt_loads.size()); ++r) {
@@ -722,14 +773,14 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
     }
   }
   if (!found) {
-    throw_user_error(
-        "layer '{}': no tile fits the scratchpads (the smallest tile - 1 output block, 1x1 "
-        "outputs, 1 input block - needs {} inp, {} wgt, {} acc entries and {} uops per virtual "
-        "thread; capacities per virtual thread: inp {}, wgt {}, acc {}, uop {}, virtual_threads "
-        "{}; a micro-op's index fields name inp rows below {}, wgt rows below {}, acc rows "
-        "below {})",
-        layer, khw, khw, 1 + const_rows, khw, inp_cap, wgt_cap, acc_cap, uop_cap, vt, reach.inp,
-        reach.wgt, std::min(reach.acc_dst, reach.acc_src));
+    // `why` is the reason the last candidate tried, the smallest (every list is descending), was
+    // rejected: the constraint that actually fails, not only the sizes below
+    throw NoTileFits(fmt::format(
+        "layer '{}': no tile fits the scratchpads: the smallest candidate (oc_tile={} ic_chunk={} "
+        "oh_tile={} ow_tile={}) fails because {} (capacities per virtual thread: inp {}, wgt {}, acc {}, uop {}, "
+        "virtual_threads {}; a micro-op's index fields name inp rows below {}, wgt rows below {}, acc rows below {})",
+        layer, ob_cands.back(), icc_cands.back(), th_cands.back(), tw_cands.back(), why, inp_cap, wgt_cap, acc_cap,
+        uop_cap, vt, reach.inp, reach.wgt, std::min(reach.acc_dst, reach.acc_src)));
   }
   best.virtual_threads = vt;
   best.const_rows = const_rows;

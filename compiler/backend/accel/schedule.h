@@ -22,6 +22,7 @@
 #include "compiler/backend/accel/lower_conv2d.h"
 #include "isa/config.h"
 #include "runtime/qnn.h"
+#include "support/error.h"
 
 namespace tessel::compiler::accel {
 
@@ -39,6 +40,10 @@ struct ConvGeometry {
   std::vector<std::pair<int64_t, int64_t>> nz;
   int64_t max_nnz = 1;    ///< max over output-channel blocks of the non-zero input blocks
   int64_t nnz_tiles = 0;  ///< sum over output-channel blocks of the non-zero input blocks
+  /// For each output-channel block, the WGT entry (relative to the weight segment) of its first
+  /// non-zero tile: the prefix sums of (nz.second - nz.first) * kh * kw (the packing of
+  /// lower_conv2d.cc), computed once so that per-tile lookups are O(1).
+  std::vector<int64_t> wgt_offset;
 };
 
 /// Validates `p` (throws UserError naming the layer and the bad value: non-positive sizes, groups
@@ -108,8 +113,15 @@ struct Schedule {
 /// other tiles reset; with `init_every_tile` every tile loads it. Each virtual thread's scratchpad regions (Schedule::inp_region etc.) are
 /// sized by thread_region so that every index a micro-op names stays within uop_reach(cfg).
 /// Throws UserError naming the layer when a knob is out of range (virtual_threads < 1, tile
-/// sizes < 0 or above the layer's extent) or when no candidate fits (with the smallest tile's
-/// needs and the capacities in the message).
+/// sizes < 0 or above the layer's extent), and NoTileFits when no candidate fits (naming the
+/// smallest candidate, the constraint it fails, and the capacities).
+/// The UserError choose_schedule throws when no candidate fits the scratchpads (so that a
+/// caller can try other knobs, e.g. one virtual thread).
+class NoTileFits : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
                          bool acc_init_tensor = false, bool init_every_tile = false);
@@ -149,6 +161,13 @@ Window input_window(int64_t o0, int64_t on, int64_t k, int64_t s, int64_t p, int
 /// window along y or x has padding before or after), i.e. the zero-point correction of some of
 /// its outputs differs from the constant -in_zero_point * sum(w[o]) (docs/accel-backend.md s. 2).
 bool tile_touches_padding(const ConvGeometry& g, const Tile& t);
+
+/// True when the input window of tile `t` holds no real input row or no real column: it lies
+/// wholly in the zero padding. Such a tile loads no input or weights and runs no GEMM; its
+/// accumulators are its init-tensor rows (plan.h: the padding's zero-point correction; with
+/// input zero point 0 there is none and the tile resets) plus the bias row, i.e. exactly the
+/// conv of an all-padding window.
+bool tile_window_empty(const ConvGeometry& g, const Tile& t);
 
 /// True when some output window of the layer touches the zero padding (any tile would).
 bool layer_touches_padding(const ConvGeometry& g);

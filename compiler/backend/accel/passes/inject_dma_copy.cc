@@ -30,11 +30,18 @@ void inject_dma_copy(Stmt& root, LoweringContext& ctx) {
     TESSEL_CHECK(tile_stmt.kind == StmtKind::kTile, "inject_dma_copy expects tiles, got {}",
                  static_cast<int>(tile_stmt.kind));
     const Tile& t = ctx.sched.tiles[static_cast<size_t>(tile_stmt.tile)];
+    // a window wholly in the padding: nothing to load (tensorize_gemm emits no GEMM for it)
+    const bool no_input = tile_window_empty(g, t);
     std::vector<Stmt> stages;
     for (Stmt& compute : tile_stmt.body) {
       const int c = compute.chunk;
       const ChunkLayout l = chunk_layout(ctx, t, c);
       Stmt load = make_seq(stage_name("load", c));
+      if (no_input) {
+        stages.push_back(std::move(load));
+        stages.push_back(make_seq(stage_name("compute", c), {std::move(compute)}));
+        continue;
+      }
       for (size_t slot = 0; slot < l.icbs.size(); ++slot) {
         const int64_t icb = l.icbs[slot];
         const int64_t y_first = std::max<int64_t>(l.wy.first, 0);
