@@ -55,7 +55,9 @@ std::optional<int64_t> parse_int(std::string_view s) {
 }
 
 uint32_t parse_u32(int line, std::string_view key, std::string_view s) {
-  auto v = parse_int(s);
+  // Unsigned fields take no sign at all ("-0" and "+1" included): only imm is signed (asm.h).
+  const bool signed_text = !s.empty() && (s[0] == '-' || s[0] == '+');
+  auto v = signed_text ? std::nullopt : parse_int(s);
   if (!v || *v < 0 || *v > std::numeric_limits<uint32_t>::max()) {
     fail(line, fmt::format("value {} of {} is not an unsigned 32-bit integer", support::quote(s), support::quote(key)));
   }

@@ -43,12 +43,31 @@ struct Builder {
     out.push_back(std::move(n));
   }
   int input(size_t k) const { return k < src.inputs.size() ? src.inputs[k] : -1; }
-  /// DequantizeLinear(input x, scale, zp) -> new float value.
+  /// DequantizeLinear(input x, scale, zp) -> new float value. The QLinear operators let the
+  /// scale and the zero point each be per-tensor or per-channel independently (QLinearConv's
+  /// w_scale [M] with a scalar w_zero_point, as ONNX Runtime accepts), DequantizeLinear wants one
+  /// shape for both: a one-element constant is repeated to the other's length.
   int dq(size_t x, size_t scale, size_t zp, const std::string& suffix, int axis = -1) {
     const int v = value(suffix, DType::kF32, g.values[input(x)].shape);
     nlohmann::json a = nlohmann::json::object();
     if (axis >= 0) a["axis"] = axis;
-    node("DequantizeLinear", suffix, {input(x), input(scale), input(zp)}, {v}, a);
+    int s = input(scale), z = input(zp);
+    if (s >= 0 && z >= 0 && g.values[s].is_const && g.values[z].is_const) {
+      const int64_t ns = g.values[s].num_elements(), nz = g.values[z].num_elements();
+      if (ns == 1 && nz > 1) {
+        const std::vector<float> one = g.const_f32(s);
+        const std::string name = g.unique_name(g.values[s].name + "_per_channel");
+        s = g.add_const_f32(name, {nz}, std::vector<float>(static_cast<size_t>(nz), one[0]));
+      } else if (nz == 1 && ns > 1) {
+        const std::vector<uint8_t> bytes = g.values[z].data;  // copies: add_const grows g.values
+        const DType dtype = g.values[z].dtype;
+        const std::string name = g.unique_name(g.values[z].name + "_per_channel");
+        std::vector<uint8_t> data;
+        for (int64_t i = 0; i < ns; ++i) data.insert(data.end(), bytes.begin(), bytes.end());
+        z = g.add_const(name, dtype, {ns}, std::move(data));
+      }
+    }
+    node("DequantizeLinear", suffix, {input(x), s, z}, {v}, a);
     return v;
   }
   /// QuantizeLinear(float value f, scale, zp) -> the original output of src.

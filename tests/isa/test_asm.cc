@@ -158,6 +158,18 @@ TEST(IsaAsm, QuotedNameErrors) {
   }
 }
 
+// Unsigned fields take no sign (hostile review 4: "sram=-0 dram=+1" assembled); imm does.
+TEST(IsaAsm, UnsignedFieldsTakeNoSign) {
+  for (const char* bad : {"LOAD INP sram=-0 dram=0 y=1 x=1 stride=1\nFINISH\n",
+                          "LOAD INP sram=0 dram=+1 y=1 x=1 stride=1\nFINISH\n", ".uop +0 0 0\nFINISH\n"}) {
+    EXPECT_THROW(parse_asm(bad), UserError) << bad;
+  }
+  const AsmListing l = parse_asm("ALU ADD uop=0:1 iter=1,1 dst=0,0 src=0,0 imm=+3\nALU ADD uop=0:1 iter=1,1 dst=0,0 src=0,0 imm=-0\n");
+  ASSERT_EQ(l.insns.size(), 2u);
+  EXPECT_EQ(l.insns[0].imm, 3);
+  EXPECT_EQ(l.insns[1].imm, 0);
+}
+
 TEST(IsaAsm, DirectiveErrorsAndByteOrderMark) {
   EXPECT_THROW(parse_asm(".name a\n.name b\nFINISH\n"), UserError);
   EXPECT_THROW(parse_asm(".name a b\n"), UserError);
