@@ -30,6 +30,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The float64 at `p` (byte order `big`).
+double load_f64(const uint8_t* p, bool big) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u |= uint64_t{p[big ? 7 - i : i]} << (8 * i);
+  return std::bit_cast<double>(u);
+}
+
 // Reads one element of `dtype` at `p` (byte order `big`) as float.
 float load_element(const uint8_t* p, FileDType dtype, bool big) {
   switch (dtype) {
@@ -42,11 +49,8 @@ float load_element(const uint8_t* p, FileDType dtype, bool big) {
       for (int i = 0; i < 4; ++i) u |= uint32_t{p[big ? 3 - i : i]} << (8 * i);
       return std::bit_cast<float>(u);
     }
-    case FileDType::kF64: {
-      uint64_t u = 0;
-      for (int i = 0; i < 8; ++i) u |= uint64_t{p[big ? 7 - i : i]} << (8 * i);
-      return static_cast<float>(std::bit_cast<double>(u));
-    }
+    case FileDType::kF64:
+      return static_cast<float>(load_f64(p, big));
   }
   throw_internal_error("unhandled file dtype {}", static_cast<int>(dtype));
 }
@@ -60,10 +64,7 @@ std::vector<float> convert(const uint8_t* p, size_t count, FileDType dtype, bool
   for (size_t i = 0; i < count; ++i) {
     out[i] = load_element(p + i * eb, dtype, big);
     if (dtype == FileDType::kF64 && std::isinf(out[i])) {
-      uint64_t u = 0;
-      for (int k = 0; k < 8; ++k) u |= uint64_t{p[i * eb + (big ? 7 - k : k)]} << (8 * k);
-      const double d = std::bit_cast<double>(u);
-      if (std::isfinite(d)) {
+      if (const double d = load_f64(p + i * eb, big); std::isfinite(d)) {
         throw_user_error("{} element {} is {:g}, beyond float32's range (+-{:g}); the model's tensors are float32",
                          what, i, d, static_cast<double>(std::numeric_limits<float>::max()));
       }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "compiler/ir/op_util.h"
 #include "compiler/passes/requant.h"
@@ -647,22 +648,8 @@ class Integerizer {
     const int r = get_rep(n.inputs[0]);
     if (r < 0) return false;
     const QuantInfo& q = quant_of(r);
-    float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
-    if (n.op == "Clip") {
-      lo = -std::numeric_limits<float>::infinity();
-      if (g_.opset < 11) {
-        lo = ir::attr_float(n, "min", lo);
-        hi = ir::attr_float(n, "max", hi);
-      } else {
-        auto bound = [&](size_t k, float def) {
-          if (k >= n.inputs.size() || n.inputs[k] < 0) return def;
-          if (!g_.values[n.inputs[k]].is_const) ir::throw_unsupported(n, fmt::format("bound input {} is not a constant", k));
-          return ir::const_scalar_f32(g_, n.inputs[k], n, fmt::format("bound input {}", k));
-        };
-        lo = bound(1, lo);
-        hi = bound(2, hi);
-      }
-    }
+    float lo = 0.0f, hi = std::numeric_limits<float>::infinity();  // Relu
+    if (n.op == "Clip") std::tie(lo, hi) = clip_bounds(n);
     auto qv = [&](float v) -> int32_t {
       if (std::isinf(v)) return v < 0 ? -128 : 127;
       return sat8(std::nearbyint(static_cast<double>(v) / q.scale[0]) + q.zero_point[0]);
@@ -712,7 +699,7 @@ class Integerizer {
     if (op == "Relu") {
       emit(n, "relu_f32", {f(0)}, {y});
     } else if (op == "Clip") {
-      const auto [lo, hi] = float_clip_bounds(n);
+      const auto [lo, hi] = clip_bounds(n);
       if (lo == 0.0f && std::isinf(hi) && hi > 0) {
         emit(n, "relu_f32", {f(0)}, {y});
       } else {
@@ -768,7 +755,9 @@ class Integerizer {
     done();
   }
 
-  std::pair<float, float> float_clip_bounds(const Node& n) const {
+  /// Clip's [min, max]: attributes before opset 11, constant inputs from 11; an absent bound is
+  /// -inf / +inf. Used by the quantised (qclip) and the float (clip_f32) lowering alike.
+  std::pair<float, float> clip_bounds(const Node& n) const {
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (g_.opset < 11) return {ir::attr_float(n, "min", lo), ir::attr_float(n, "max", hi)};
     for (size_t k : {size_t{1}, size_t{2}}) {
