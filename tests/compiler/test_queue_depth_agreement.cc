@@ -28,6 +28,7 @@
 #include "sim/fsim/fsim.h"
 #include "support/error.h"
 #include "tests/common/random_program.h"
+#include "tests/common/token_streams.h"
 #include "tests/compiler/test_util.h"
 #ifdef TESSEL_HAVE_CYCLE_SIM
 #include "sim/cycle/cycle_sim.h"
@@ -123,33 +124,11 @@ TEST(QueueDepthAgreement, HandStreams) {
   const std::vector<std::string> streams = {
       // a pop that makes room only after its instruction started (the load module waits to push
       // l2g, compute to push g2l): deadlocks at TOKEN_QUEUE_DEPTH=1
-      R"(LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev|push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-FINISH
-)",
+      tessel::testing::kPopMakesRoomOnlyAfterItsStart,
       // two tokens pushed into each of l2g and g2l before any pop
-      R"(LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next|push_next
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-FINISH
-)",
+      tessel::testing::kTwoTokensEachWayBeforeAnyPop,
       // the store module's token is pushed after a second STORE that fetch must get past
-      R"(STORE OUT sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-STORE OUT sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-GEMM uop=0:0 iter=0,0 dst=0,0 src=0,0 wgt=0,0 deps=push_next
-FINISH deps=pop_next
-)",
+      tessel::testing::kStoreTokenAfterSecondStore,
       // a store -> compute -> load chain with three tokens in flight on s2g and g2s
       R"(GEMM uop=0:0 iter=0,0 dst=0,0 src=0,0 wgt=0,0 deps=push_next
 GEMM uop=0:0 iter=0,0 dst=0,0 src=0,0 wgt=0,0 deps=push_next

@@ -9,6 +9,7 @@
 #include "isa/asm.h"
 #include "isa/verifier.h"
 #include "support/error.h"
+#include "tests/common/token_streams.h"
 #include "verifier_fixtures.h"
 
 namespace tessel::isa {
@@ -128,63 +129,27 @@ FINISH
              "(load->compute), which is empty");
 }
 
+// Both streams (tests/common/token_streams.h) are legal with two-token queues and deadlock with
+// one-token queues the same way: the load module waits to push l2g, compute to push g2l. The
+// second one deadlocks only because an instruction's own pop does not make room for its push
+// (as in fsim and the cycle model).
 TEST(IsaVerifierErrors, DeadlockFromFullTokenQueue) {
-  // Load pushes two l2g tokens, compute pushes two g2l tokens before popping: with one-token
-  // queues both block on their second push; with two-token queues the stream is legal (the last
-  // load no-op pushes the token that lets FINISH wait for the load module).
-  const std::string text = R"(LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next|push_next
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-FINISH
-)";
-  HwConfig cfg;
-  cfg.token_queue_depth = 2;
-  EXPECT_TRUE(check_program(assemble(text, cfg)).empty()) << all(check_program(assemble(text, cfg)));
-  cfg.token_queue_depth = 1;
-  expect_one(assemble(text, cfg), VerifyRule::kDeadlock,
-             "insn 1 (LOAD INP): deadlock: the load module at insn 1 (LOAD INP) waits to push token queue l2g "
-             "(load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1); the compute module at insn 5 (LOAD "
-             "UOP) waits to push token queue g2l (compute->load), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
-}
-
-TEST(IsaVerifierErrors, DeadlockWhenAPopWouldMakeRoomOnlyAfterStarting) {
-  // A compute instruction that pops l2g and pushes g2l starts only when g2l has room (as in fsim
-  // and the cycle model): its own pop cannot make room for the load module's blocked push first.
-  // With one-token queues the load module waits to push l2g and compute waits to push g2l; with
-  // two-token queues it runs.
-  const std::string text = R"(LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=push_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
-LOAD INP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_next
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev|push_prev
-LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-FINISH
-)";
-  HwConfig cfg;
-  cfg.token_queue_depth = 2;
-  EXPECT_TRUE(check_program(assemble(text, cfg)).empty()) << all(check_program(assemble(text, cfg)));
-  cfg.token_queue_depth = 1;
-  expect_one(assemble(text, cfg), VerifyRule::kDeadlock,
-             "insn 1 (LOAD INP): deadlock: the load module at insn 1 (LOAD INP) waits to push token queue l2g "
-             "(load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1); the compute module at insn 5 (LOAD "
-             "UOP) waits to push token queue g2l (compute->load), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
+  for (const std::string text : {testing::kTwoTokensEachWayBeforeAnyPop, testing::kPopMakesRoomOnlyAfterItsStart}) {
+    HwConfig cfg;
+    cfg.token_queue_depth = 2;
+    EXPECT_TRUE(check_program(assemble(text, cfg)).empty()) << all(check_program(assemble(text, cfg)));
+    cfg.token_queue_depth = 1;
+    expect_one(assemble(text, cfg), VerifyRule::kDeadlock,
+               "insn 1 (LOAD INP): deadlock: the load module at insn 1 (LOAD INP) waits to push token queue l2g "
+               "(load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1); the compute module at insn 5 (LOAD "
+               "UOP) waits to push token queue g2l (compute->load), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
+  }
 }
 
 TEST(IsaVerifierErrors, DeadlockFromFullCommandQueue) {
   // The first STORE waits for a g2s token that the GEMM after the second STORE pushes; with a
   // one-entry command queue, fetch cannot get past the second STORE.
-  const std::string text = R"(STORE OUT sram=0 dram=0 y=0 x=0 stride=0 deps=pop_prev
-STORE OUT sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev
-GEMM uop=0:0 iter=0,0 dst=0,0 src=0,0 wgt=0,0 deps=push_next
-FINISH deps=pop_next
-)";
+  const std::string text = testing::kStoreTokenAfterSecondStore;
   HwConfig cfg;
   cfg.cmd_queue_depth = 2;
   EXPECT_TRUE(check_program(assemble(text, cfg)).empty()) << all(check_program(assemble(text, cfg)));
