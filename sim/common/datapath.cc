@@ -273,8 +273,10 @@ void Datapath::load(const Instruction& insn, const Dram& dram, uint32_t insn_ind
   }
   const uint64_t row_w = uint64_t(insn.x_pad_0) + insn.x_size + insn.x_pad_1;
   const uint64_t rows = uint64_t(insn.y_pad_0) + insn.y_size + insn.y_pad_1;
+  // An empty rectangle (no rows, pads included) writes no SRAM row, wherever sram_base points:
+  // as the verifier's sram-bounds rule (isa/verifier.cc check_mem) has it.
   const uint64_t end = uint64_t(insn.sram_base) + rows * row_w;
-  if (end > depth) {
+  if (rows * row_w > 0 && end > depth) {
     fail(insn, insn_index,
          fmt::format("{} index range [{}, {}) out of range ({} depth {}; {} rows of {} elements "
                      "with pads)",
@@ -392,7 +394,7 @@ void Datapath::store(const Instruction& insn, Dram& dram, uint32_t insn_index, C
   }
   const uint64_t depth = cfg_.out_depth();
   const uint64_t end = uint64_t(insn.sram_base) + uint64_t(insn.y_size) * insn.x_size;
-  if (end > depth) {
+  if (insn.y_size > 0 && end > depth) {  // an empty rectangle reads no row (as the verifier)
     fail(insn, insn_index,
          fmt::format("out index range [{}, {}) out of range (out depth {})", insn.sram_base, end,
                      depth));
