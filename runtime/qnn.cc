@@ -14,15 +14,44 @@ std::string requant_problem(const Requant& rq, int64_t oc) {
     const std::vector<int32_t>& v;
   } fields[] = {{"acc_offset", rq.acc_offset}, {"acc_min", rq.acc_min}, {"acc_max", rq.acc_max},
                 {"multiplier", rq.multiplier}, {"shift", rq.shift}};
+  auto bad_size = [&](const std::string& name, size_t n) {
+    return n != 1 && static_cast<int64_t>(n) != oc
+               ? fmt::format("requant {} has {} entries, expected 1 or {} (the output channels)", name, n, oc)
+               : std::string();
+  };
   for (const auto& f : fields) {
-    if (f.v.size() != 1 && static_cast<int64_t>(f.v.size()) != oc) {
-      return fmt::format("requant {} has {} entries, expected 1 or {} (the output channels)", f.name, f.v.size(),
-                         oc);
-    }
+    if (std::string p = bad_size(f.name, f.v.size()); !p.empty()) return p;
   }
   for (size_t c = 0; c < rq.shift.size(); ++c) {
     if (rq.shift[c] < 0 || rq.shift[c] > 31) {
       return fmt::format("requant shift[{}] {} is outside [0, 31]", c, rq.shift[c]);
+    }
+  }
+  if (rq.low_multiplier.size() != rq.low_shift.size()) {
+    return fmt::format("requant has {} low_multiplier limbs but {} low_shift limbs", rq.low_multiplier.size(),
+                       rq.low_shift.size());
+  }
+  if (rq.low_multiplier.size() > kMaxLowLimbs) {
+    return fmt::format("requant has {} low limbs, at most {} are supported", rq.low_multiplier.size(), kMaxLowLimbs);
+  }
+  for (size_t j = 0; j < rq.low_multiplier.size(); ++j) {
+    if (std::string p = bad_size(fmt::format("low_multiplier[{}]", j), rq.low_multiplier[j].size()); !p.empty())
+      return p;
+    if (std::string p = bad_size(fmt::format("low_shift[{}]", j), rq.low_shift[j].size()); !p.empty()) return p;
+    for (size_t c = 0; c < rq.low_shift[j].size(); ++c) {
+      const int32_t t = rq.low_shift[j][c];
+      if (t < 0 || t > 31) return fmt::format("requant low_shift[{}][{}] {} is outside [0, 31]", j, c, t);
+    }
+  }
+  if (!rq.low_multiplier.empty()) {
+    const size_t n = oc > 0 ? static_cast<size_t>(oc) : 1;
+    for (size_t c = 0; c < n; ++c) {
+      int64_t total = rq.shift_at(c);
+      for (const auto& t : rq.low_shift) total += Requant::at(t, c);
+      if (total > 62) {
+        return fmt::format("requant channel {}: the total shift {} (shift plus the low limbs' shifts) exceeds 62", c,
+                           total);
+      }
     }
   }
   const size_t n = std::max(rq.acc_min.size(), rq.acc_max.size());
@@ -37,6 +66,55 @@ std::string requant_problem(const Requant& rq, int64_t oc) {
                        rq.clip_hi);
   }
   return "";
+}
+
+void requant_wide_multiplier(const Requant& rq, size_t c, __int128& m, int& s) {
+  using I128 = __int128;
+  // m = multiplier * 2^T_L + sum_j low_multiplier[j] * 2^T_j, S = shift + T_L
+  I128 low = 0;
+  int t = 0;
+  for (size_t j = 0; j < rq.low_limbs(); ++j) {
+    low += I128{Requant::at(rq.low_multiplier[j], c)} * (I128{1} << t);
+    t += Requant::at(rq.low_shift[j], c);
+  }
+  m = I128{rq.multiplier_at(c)} * (I128{1} << t) + low;
+  s = rq.shift_at(c) + t;
+}
+
+RequantChannel requant_channel(const Requant& rq, size_t c) {
+  using I128 = __int128;
+  RequantChannel ch;
+  ch.acc_offset = rq.acc_offset_at(c);
+  ch.acc_min = rq.acc_min_at(c);
+  ch.acc_max = rq.acc_max_at(c);
+  ch.multiplier = rq.multiplier_at(c);
+  ch.shift = rq.shift_at(c);
+  int32_t out_offset = 0;
+  if (rq.low_limbs() == 0) {
+    requant_round_terms(ch.multiplier, ch.shift, ch.acc_offset, ch.round, out_offset);
+  } else {
+    I128 m = 0;
+    int s = 0;
+    requant_wide_multiplier(rq, c, m, s);
+    // K = 2^(S-1) - off * m = Q 2^S + R, 0 <= R < 2^S; |off * m| < 2^31 * 2^93
+    const I128 k = (s > 0 ? I128{1} << (s - 1) : 0) - I128{ch.acc_offset} * m;
+    const I128 q = k >> s;  // floor
+    I128 r = k - q * (I128{1} << s);
+    ch.n_low = static_cast<int32_t>(rq.low_limbs());
+    for (size_t j = 0; j < rq.low_limbs(); ++j) {
+      RequantLimb& l = ch.low[j];
+      l.multiplier = Requant::at(rq.low_multiplier[j], c);
+      l.shift = Requant::at(rq.low_shift[j], c);
+      l.round = static_cast<int32_t>(r & ((I128{1} << l.shift) - 1));
+      r >>= l.shift;
+    }
+    ch.round = static_cast<int32_t>(r);  // R / 2^T_L < 2^shift <= 2^31
+    out_offset = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(q)));
+  }
+  ch.out_add = wrap_add(out_offset, rq.out_zero_point);
+  ch.clip_lo = rq.clip_lo;
+  ch.clip_hi = rq.clip_hi;
+  return ch;
 }
 
 void qconv2d_reference(const QConv2dParams& p, const int8_t* in, const int8_t* w,

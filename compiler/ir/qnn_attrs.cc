@@ -17,6 +17,10 @@ nlohmann::json requant_to_json(const runtime::Requant& rq) {
   if (!all(rq.acc_offset, 0)) j["acc_offset"] = rq.acc_offset;
   if (!all(rq.acc_min, INT32_MIN)) j["acc_min"] = rq.acc_min;
   if (!all(rq.acc_max, INT32_MAX)) j["acc_max"] = rq.acc_max;
+  if (rq.low_limbs() > 0) {
+    j["low_multiplier"] = rq.low_multiplier;
+    j["low_shift"] = rq.low_shift;
+  }
   return j;
 }
 

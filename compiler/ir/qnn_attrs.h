@@ -1,7 +1,7 @@
 // The attributes of Tessel's qconv2d node (and Executable step) as runtime/qnn.h structures:
 // stride [h,w], pads [t,l,b,r], groups, in_zero_point, requant {multiplier[], shift[],
 // out_zero_point, clip_lo, clip_hi, and acc_offset[], acc_min[], acc_max[] when they are not
-// their defaults} (format of runtime/cpu/kernels.h). Reading them
+// their defaults, low_multiplier[][] and low_shift[][] when there are low limbs} (format of runtime/cpu/kernels.h). Reading them
 // back is the runtime's job (runtime::cpu::parse_qconv2d / parse_requant); the compiler uses
 // the same parser so both sides agree on every field, default and range.
 #pragma once

@@ -42,7 +42,9 @@ const char* form_name(Form f) {
 /// One channel's chain and its figures.
 struct Channel {
   int32_t multiplier = 1, shift = 0, acc_offset = 0, acc_min = INT32_MIN, acc_max = INT32_MAX;
+  std::vector<std::pair<int32_t, int32_t>> low;  ///< low limbs (multiplier, shift), least significant first
   double scale = 0, error = 0;
+  int bits = 0;  ///< bits of the whole multiplier
 };
 
 /// The chain for multiplier m >= 0 and shift s of a channel with scale `big_m` and range `r`
@@ -142,6 +144,231 @@ int bits_of(int64_t m) {
   return b;
 }
 
+/// M = mant / 2^e exactly, mant odd (M > 0 finite; e may be negative).
+void exact_dyadic(double big_m, int64_t& mant, int& e) {
+  int x = 0;
+  const double f = std::frexp(big_m, &x);  // M = f 2^x, f in [0.5, 1)
+  mant = static_cast<int64_t>(std::ldexp(f, 53));
+  e = 53 - x;
+  while (mant % 2 == 0) {
+    mant /= 2;
+    --e;
+  }
+}
+
+/// The one-channel Requant of `ch` (for evaluating its chain).
+runtime::Requant single(const Channel& ch, int32_t zp, int32_t clip_lo, int32_t clip_hi) {
+  runtime::Requant rq;
+  rq.multiplier = {ch.multiplier};
+  rq.shift = {ch.shift};
+  rq.acc_offset = {ch.acc_offset};
+  rq.acc_min = {ch.acc_min};
+  rq.acc_max = {ch.acc_max};
+  for (const auto& [lm, lt] : ch.low) {
+    rq.low_multiplier.push_back({lm});
+    rq.low_shift.push_back({lt});
+  }
+  rq.out_zero_point = zp;
+  rq.clip_lo = clip_lo;
+  rq.clip_hi = clip_hi;
+  return rq;
+}
+
+/// The smallest accumulator a with floor(a * M + 1/2) + zp >= v, i.e. ceil((v - zp - 1/2) / M)
+/// (M > 0), in exact arithmetic.
+I128 level_threshold(int64_t mant, int e, int32_t zp, int32_t v) {
+  // (2 (v - zp) - 1) / (2 M) = (2 (v - zp) - 1) 2^e / (2 mant) for -60 <= e <= 100:
+  // |numerator| < 2^9 2^100, denominator <= 2^54 2^60
+  I128 num = I128{2} * (int64_t{v} - zp) - 1;
+  I128 den = I128{2} * mant;
+  if (e >= 0) {
+    num *= I128{1} << e;
+  } else {
+    den *= I128{1} << -e;
+  }
+  return -floor_div(-num, den);
+}
+
+/// Whether the chain of `ch` gives clip(floor(acc * M + 1/2) + zp) for every acc in `r`:
+/// both are non-decreasing step functions of acc (the chain because no step wraps over `r`,
+/// which try_chain / wide_chain establish), so they are equal iff, for every output level v
+/// in (clip_lo, clip_hi], both first reach v at the same accumulator - about 256 comparisons
+/// instead of one per accumulator.
+bool rounds_exactly(const Channel& ch, double big_m, AccRange r, int32_t zp, int32_t clip_lo, int32_t clip_hi) {
+  const runtime::RequantChannel k = runtime::requant_channel(single(ch, zp, clip_lo, clip_hi), 0);
+  auto f = [&](int64_t a) { return int{k.apply(static_cast<int32_t>(a))}; };
+  if (!(big_m > 0)) {
+    for (int64_t a : {r.lo, r.hi})
+      if (f(a) != std::clamp<int32_t>(zp, clip_lo, clip_hi)) return false;
+    return true;
+  }
+  int64_t mant = 0;
+  int e = 0;
+  exact_dyadic(big_m, mant, e);
+  if (e > 100 || e < -60) {
+    // M < 2^-47: every |acc * M| < 2^31 2^-47 < 1/2, the result is clip(zp); M > 2^60: every
+    // accumulator but 0 saturates (|acc * M| > 255). The step functions agree iff they agree
+    // at the ends and next to 0.
+    const bool tiny = e > 100;
+    for (int64_t a : {r.lo, r.hi, int64_t{-1}, int64_t{0}, int64_t{1}}) {
+      if (a < r.lo || a > r.hi) continue;
+      const int32_t want = tiny || a == 0 ? std::clamp<int32_t>(zp, clip_lo, clip_hi) : a > 0 ? clip_hi : clip_lo;
+      if (f(a) != want) return false;
+    }
+    return true;
+  }
+  for (int32_t v = clip_lo + 1; v <= clip_hi; ++v) {
+    const I128 t = level_threshold(mant, e, zp, v);
+    if (t <= r.lo) {
+      if (f(r.lo) < v) return false;
+    } else if (t > r.hi) {
+      if (f(r.hi) >= v) return false;
+    } else {
+      const int64_t a = static_cast<int64_t>(t);
+      if (f(a) < v || f(a - 1) >= v) return false;
+    }
+  }
+  return true;
+}
+
+/// A one-limb chain in form `f` that rounds exactly like M over `r`, or nullopt: for each
+/// shift from 31 down, the multipliers m for which every level's threshold (level_threshold)
+/// is that of floor((a m + h) / 2^s) + zp form an interval (each threshold t bounds t m and
+/// (t - 1) m); the one nearest M 2^s in it is tried (try_chain; rounds_exactly confirms).
+std::optional<Channel> exact_one_limb(double big_m, AccRange r, int32_t zp, int32_t clip_lo, int32_t clip_hi, Form f) {
+  int64_t mant = 0;
+  int e = 0;
+  exact_dyadic(big_m, mant, e);
+  if (e > 100 || e < -60) return std::nullopt;  // level_threshold's range (rounds_exactly handles these)
+  std::vector<I128> thr;
+  for (int32_t v = clip_lo + 1; v <= clip_hi; ++v) thr.push_back(level_threshold(mant, e, zp, v));
+  for (int s = 31; s >= 0; --s) {
+    const I128 two_s = I128{1} << s, h = s > 0 ? two_s / 2 : 0;
+    I128 m_lo = 0, m_hi = kI32Max;  // feasible multipliers
+    // a m >= b (lower = true) or a m < b, for a != 0
+    auto bound = [&](int64_t a, I128 b, bool at_least) {
+      if (a == 0) {
+        // 0 >= b or 0 < b must hold whatever m is
+        if (at_least ? !(0 >= b) : !(0 < b)) m_lo = m_hi + 1;
+        return;
+      }
+      if (!at_least) b -= 1;  // a m <= b - 1
+      // a m >= b: a > 0 -> m >= ceil(b / a); a < 0 -> m <= floor(b / a); and <= likewise
+      const bool lower = (a > 0) == at_least;
+      if (lower) {
+        m_lo = std::max(m_lo, a > 0 ? -floor_div(-b, I128{a}) : -floor_div(b, I128{-a}));
+      } else {
+        m_hi = std::min(m_hi, a > 0 ? floor_div(b, I128{a}) : floor_div(-b, I128{-a}));
+      }
+    };
+    for (size_t i = 0; i < thr.size() && m_lo <= m_hi; ++i) {
+      const int32_t v = clip_lo + 1 + static_cast<int32_t>(i);
+      const I128 b = (I128{v} - zp) * two_s - h;  // out(a) >= v <=> a m >= b
+      const I128 t = thr[i];
+      if (t <= r.lo) {
+        bound(r.lo, b, true);
+      } else if (t > r.hi) {
+        bound(r.hi, b, false);
+      } else {
+        bound(static_cast<int64_t>(t), b, true);
+        bound(static_cast<int64_t>(t) - 1, b, false);
+      }
+    }
+    if (m_lo > m_hi) continue;
+    const I128 want = std::llround(std::ldexp(big_m, s));
+    const int64_t m = static_cast<int64_t>(std::clamp(want, m_lo, m_hi));
+    if (auto ch = try_chain(big_m, r, zp, clip_lo, clip_hi, f, s, m)) {
+      if (rounds_exactly(*ch, big_m, r, zp, clip_lo, clip_hi)) return ch;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A chain with low limbs whose multiplier is M itself (m / 2^S = M exactly), so that it
+/// rounds exactly like M: the clamp to the saturation points and the centring offset of the
+/// centred form, then the fewest limbs (at most runtime::kMaxLowLimbs low ones) and, for that
+/// number, the smallest total low shift for which no step of the chain wraps at either end of
+/// the clamped range (every step is non-decreasing in x, so the ends bound it). nullopt when
+/// none fits.
+std::optional<Channel> wide_chain(double big_m, AccRange r, int32_t zp, int32_t clip_lo, int32_t clip_hi) {
+  int64_t mant = 0;
+  int e = 0;
+  exact_dyadic(big_m, mant, e);
+  if (e <= 0 || e > 62) return std::nullopt;  // an integer M (one limb is exact) or a tiny one
+  const int big_s = e;
+  const I128 two_s = I128{1} << big_s, h = two_s / 2, m = mant;
+  // saturation points (try_chain's, in 128 bits)
+  const I128 big_u = -floor_div(-((I128{clip_hi} - zp) * two_s - h), m);
+  const I128 big_l = floor_div((I128{clip_lo} - zp + 1) * two_s - h - 1, m);
+  I128 xl = r.lo, xh = r.hi;
+  if (big_u <= r.lo) {
+    xl = xh = std::max<I128>(big_u, 0);
+  } else if (big_l >= r.hi) {
+    xl = xh = std::min<I128>(big_l, 0);
+  } else {
+    xl = std::max<I128>(r.lo, big_l);
+    xh = std::min<I128>(r.hi, big_u);
+  }
+  // the centring offset (try_chain's centred form)
+  const I128 mid2 = (xl + xh) * m + 2 * h;
+  const I128 big_q = floor_div(mid2 + two_s, 2 * two_s);
+  I128 c = -floor_div(-(big_q * two_s - h), m);
+  c = std::clamp<I128>(c, I128{r.hi} - kI32Max, I128{r.lo} - kI32Min);
+  const I128 off = -c;
+  auto fits = [](I128 v) { return v >= kI32Min && v <= kI32Max; };
+  if (!fits(off) || !fits(r.lo + off) || !fits(r.hi + off) || !fits(xl + off) || !fits(xh + off)) return std::nullopt;
+  const int64_t x0 = static_cast<int64_t>(xl + off), x1 = static_cast<int64_t>(xh + off);
+  const I128 k = h - off * m;
+  const I128 q = floor_div(k, two_s);
+  const I128 rr = k - q * two_s;
+  if (!fits(q + zp)) return std::nullopt;
+  for (size_t n = 1; n <= runtime::kMaxLowLimbs; ++n) {
+    const int nn = static_cast<int>(n);
+    for (int t = std::max(nn, big_s - 31); t <= std::min(big_s, 31 * nn); ++t) {
+      std::vector<int> lt(n);
+      for (int j = 0; j < nn; ++j) lt[static_cast<size_t>(j)] = t / nn + (j < t % nn ? 1 : 0);
+      std::vector<int64_t> lm(n), dig(n);
+      int tj = 0;
+      for (size_t j = 0; j < n; ++j) {
+        lm[j] = static_cast<int64_t>((m >> tj) & ((I128{1} << lt[j]) - 1));
+        dig[j] = static_cast<int64_t>((rr >> tj) & ((I128{1} << lt[j]) - 1));
+        tj += lt[j];
+      }
+      const I128 top = m >> t, top_round = rr >> t;
+      const int top_shift = big_s - t;
+      if (top > kI32Max || top_shift > 31) continue;
+      bool ok = true;
+      for (int64_t x : {x0, x1}) {
+        I128 y = 0;
+        for (size_t j = 0; j < n && ok; ++j) {
+          const I128 p = I128{x} * lm[j];
+          ok = fits(p) && fits(p + y) && fits(p + y + dig[j]);
+          y = floor_div(p + y + dig[j], I128{1} << lt[j]);
+        }
+        const I128 p = I128{x} * top;
+        ok = ok && fits(p) && fits(p + y) && fits(p + y + top_round);
+        if (!ok) break;
+        const I128 out = floor_div(p + y + top_round, I128{1} << top_shift) + q + zp;
+        ok = fits(floor_div(p + y + top_round, I128{1} << top_shift)) && fits(out);
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      Channel ch;
+      ch.multiplier = static_cast<int32_t>(top);
+      ch.shift = top_shift;
+      ch.acc_offset = static_cast<int32_t>(off);
+      ch.acc_min = static_cast<int32_t>(x0);
+      ch.acc_max = static_cast<int32_t>(x1);
+      for (size_t j = 0; j < n; ++j) ch.low.emplace_back(static_cast<int32_t>(lm[j]), lt[j]);
+      ch.scale = big_m;
+      ch.error = 0;
+      ch.bits = bits_of(mant);
+      return ch;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<AccRange>& acc,
@@ -188,7 +415,21 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
       fig.scale.push_back(ch.scale);
       fig.rel_error.push_back(m[c] > 0 ? std::fabs(ch.scale - m[c]) / m[c] : 0.0);
       fig.max_error_lsb.push_back(ch.error);
-      fig.multiplier_bits.push_back(bits_of(ch.multiplier));
+      fig.multiplier_bits.push_back(ch.low.empty() ? bits_of(ch.multiplier) : ch.bits);
+      fig.limbs.push_back(1 + static_cast<int>(ch.low.size()));
+    }
+    size_t n_low = 0;
+    for (const Channel& ch : chans) n_low = std::max(n_low, ch.low.size());
+    rq.low_multiplier.assign(n_low, {});
+    rq.low_shift.assign(n_low, {});
+    for (size_t j = 0; j < n_low; ++j) {
+      for (const Channel& ch : chans) {
+        // a channel with fewer limbs: limbs of multiplier 0 and shift 0 pass y on unchanged
+        rq.low_multiplier[j].push_back(j < ch.low.size() ? ch.low[j].first : 0);
+        rq.low_shift[j].push_back(j < ch.low.size() ? ch.low[j].second : 0);
+      }
+      collapse(rq.low_multiplier[j]);
+      collapse(rq.low_shift[j]);
     }
     for (auto* v : {&rq.multiplier, &rq.shift, &rq.acc_offset, &rq.acc_min, &rq.acc_max}) collapse(*v);
     if (figures) *figures = fig;
@@ -265,7 +506,31 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
     if (best_error <= kNegligibleErrorLsb) break;
   }
   TESSEL_CHECK(best_form != nullptr, "{}: no requantisation chain fits 32 bits", where);
-  return finish(std::move(best), best_form);
+  // Exactness: a channel whose chain does not round exactly like M (an output differs from
+  // round(acc * M) for some accumulator in its range) gets an exact one-limb chain when some
+  // 32-bit multiplier gives one, else the low limbs of wide_chain.
+  std::string form = best_form;
+  for (size_t c = 0; c < oc; ++c) {
+    if (rounds_exactly(best[c], m[c], acc[c], out_zero_point, clip_lo, clip_hi)) continue;
+    std::optional<Channel> ch;
+    for (Form f : {Form::kPlain, Form::kClamp, Form::kCentred}) {
+      if (!ch) ch = exact_one_limb(m[c], acc[c], out_zero_point, clip_lo, clip_hi, f);
+    }
+    if (!ch) {
+      ch = wide_chain(m[c], acc[c], out_zero_point, clip_lo, clip_hi);
+      if (ch) form = "wide";
+    }
+    if (ch) {
+      best[c] = *ch;
+    } else {
+      fig.inexact_channels.push_back(static_cast<int>(c));
+    }
+  }
+  const std::vector<int> inexact = fig.inexact_channels;
+  finish(std::move(best), form.c_str());
+  fig.inexact_channels = inexact;
+  if (figures) *figures = fig;
+  return rq;
 }
 
 AccRange channel_acc_range(const std::vector<int64_t>& w, int64_t bias, int64_t dlo, int64_t dhi) {

@@ -11,15 +11,19 @@
 //
 // What the derivation guarantees, for every accumulator acc in [lo[c], hi[c]] (the chain is
 // runtime/qnn.h's Requant; tests/compiler/test_requant.cc and test_requant_property.cc check it
-// against exact integer arithmetic, on random layers and on every layer of the bundled models):
-//  (1) One rounding: the result is clip(floor(a * M'[c] + 1/2) + zp) exactly, M'[c] =
-//      multiplier[c] / 2^shift[c], a = acc clamped to saturation points (below), ties toward
-//      +infinity. No step of the 32-bit chain wraps (neither a product nor a sum).
-//  (2) Accuracy: |M'[c] - M[c]| <= 2^-(shift[c]+1) with shift[c] the largest shift in [0, 31]
-//      for which (1) holds in 32 bits, and M' = M exactly when M is a power of two. For
-//      M < 2^-32, M >= 2^30 and a clip of one value (below) M' may differ more, but every result
-//      is exactly that of M.
-// How:
+// against exact integer arithmetic, on random layers and on every layer of the bundled models,
+// exhaustively on ranges of up to 2^22 values and at every rounding boundary of M otherwise):
+//  (1) One rounding: the result is clip(floor(a * M'[c] + 1/2) + zp) exactly, M'[c] = m / 2^S
+//      the whole multiplier (its limbs combined), a = acc clamped to saturation points (below),
+//      ties toward +infinity. No step of the 32-bit chain wraps (neither a product nor a sum).
+//  (2) Exactness: the result is clip(floor(acc * M[c] + 1/2) + zp), round(acc * M) with the
+//      one tie rule, for every channel whose M is a float32 value (what this pass hands over;
+//      24-bit mantissa) and whose unsaturated accumulators, min(hi - lo, (clip_hi - clip_lo +
+//      2) / M), span at most 2^27 values; otherwise too whenever a chain of at most
+//      runtime::kMaxLowLimbs + 1 limbs fits, and else the channel is listed in
+//      RequantFigures::inexact_channels with its worst-case error (max_error_lsb). (A 32-bit
+//      accumulator with M of 2^-19 or more always falls in the first case.)
+// How (per layer, then per channel):
 //  - Power-of-two scales (every M[c] = 2^-k, k >= 0, and hi[c] + 2^(k-1) < 2^31):
 //    multiplier 1, shift k, no clamp, no offset: add-round, arithmetic shift, clip (Tessel's own
 //    quantisation; these Programs are unchanged). A channel with k >= 32 (every |acc * M| < 1/2)
@@ -40,15 +44,29 @@
 //               unsaturated accumulators are [0.5 / M, 255.5 / M]) that halves its magnitude,
 //               one more bit of m.
 //    A clip of one value gives multiplier 0 (the output is that value). A scale below 2^-32
-//    (0 included: a float32 product that underflows) gives multiplier 0 (every |acc * M| < 1/2: the output is the zero point, which is also
-//    round(acc * M)); one of 2^30 or more gives multiplier 2^30, shift 0 and the clamp [-1, 1]
-//    (every accumulator but 0 saturates, with M' as with M).
+//    (0 included: a float32 product that underflows) gives multiplier 0 (every |acc * M| < 1/2:
+//    the output is the zero point, which is also round(acc * M)); one of 2^30 or more gives
+//    multiplier 2^30, shift 0 and the clamp [-1, 1] (every accumulator but 0 saturates, with M'
+//    as with M).
 //    Worst-case error (in output LSBs, before rounding): max |a| * |M' - M| over the
 //    accumulators a in the clamped range; an output differs from round(acc * M) only where
-//    acc * M lies within that distance of a rounding boundary. On the bundled int8 models every
-//    multiplier gets at least 11 bits (the least per layer: 11 to 19) and the worst case is
-//    0.042 LSB (mobilenetv2's final MatMul; 0.017 for its convs), so no two-limb multiply is
-//    needed (test_requant_property.cc asserts < 1/16 LSB for every layer).
+//    acc * M lies within that distance of a rounding boundary.
+//  - Exactness check: both the chain and round(acc * M) are non-decreasing step functions of
+//    acc, so they are equal iff they first reach each output level v in (clip_lo, clip_hi] at
+//    the same accumulator: the smallest acc with acc * M >= v - zp - 1/2 is computed exactly
+//    from M's binary value (128-bit integers) and the chain is evaluated there and one below -
+//    about 512 evaluations per channel.
+//  - A channel that fails it gets, first, another 32-bit multiplier: for each shift, every level
+//    bounds the multipliers that place its boundary right (t m >= b and (t - 1) m < b for the
+//    threshold t), an interval; the one nearest M * 2^s in it, in the first form that fits.
+//  - Else low limbs: the multiplier is M itself (m = M's odd mantissa, S its exponent), split
+//    into limbs of nearly equal width after the clamp and centring, the fewest limbs (and then
+//    the smallest total low shift) for which no step wraps at either end of the clamped range
+//    (each step is non-decreasing in x). Each low limb costs six ALU instructions per tile on
+//    the accelerator (copy, multiply, add the previous limb, round digit, shift; add to the
+//    top limb) and one or two scratch copies of the tile's accumulators (plan.h). On the
+//    bundled QDQ models every layer has a channel that needs one low limb (two limbs in all;
+//    mobilenetv2-12-int8: 7.09 M -> 9.83 M cycles).
 // Stores the result in the node's attrs["requant"] (runtime/cpu/kernels.h format).
 #pragma once
 
@@ -82,8 +100,15 @@ struct RequantFigures {
   std::vector<double> scale;          ///< M'[c] = multiplier / 2^shift
   std::vector<double> rel_error;      ///< |M' - M| / M
   std::vector<double> max_error_lsb;  ///< worst |a * (M' - M)| over the clamped range, in LSBs
-  std::vector<int> multiplier_bits;   ///< bits of the multiplier (0 for multiplier 0)
-  std::string form;                   ///< "power of two", "plain", "clamp" or "centred"
+  std::vector<int> multiplier_bits;   ///< bits of the whole multiplier (0 for multiplier 0)
+  std::vector<int> limbs;             ///< limbs of the multiplier (1: no low limbs)
+  /// "power of two", "plain", "clamp" or "centred" (the one-limb form of the layer), or
+  /// "wide" when some channel has low limbs
+  std::string form;
+  /// Channels whose results may differ from round(acc * M) (no chain of at most
+  /// runtime::kMaxLowLimbs + 1 limbs fits 32 bits; see above); empty for every layer of the
+  /// bundled models and the tests.
+  std::vector<int> inexact_channels;
 };
 
 /// The derivation above for one layer: `m` holds M[c] per output channel, `acc` the range of

@@ -24,7 +24,8 @@
 // |                |   [OC] -> y i8 NCHW             | in_zero_point, requant {multiplier[],      |
 // |                |                                 | shift[], out_zero_point, clip_lo, clip_hi, |
 // |                |                                 | optional acc_offset[], acc_min[],          |
-// |                |                                 | acc_max[]} (runtime/qnn.h Requant)         |
+// |                |                                 | acc_max[], low_multiplier[][],             |
+// |                |                                 | low_shift[][]} (runtime/qnn.h Requant)     |
 // | qadd           | a i8, b i8 -> y i8 (broadcast)  | relu (bool, default false)                 |
 // | qclip          | i8 -> i8                        | lo, hi                                     |
 // | maxpool        | i8 -> i8                        | kernel, stride, pads, ceil_mode (opt.)     |
@@ -105,8 +106,10 @@ QConv2dParams parse_qconv2d(const Step& step, const TensorDesc& x, const TensorD
                             const TensorDesc& y);
 /// Parses a "requant" JSON object (see runtime/qnn.h for the fields and ranges) for `oc` output
 /// channels; `where` names the step in errors. acc_offset, acc_min and acc_max may be absent
-/// (0, INT32_MIN, INT32_MAX: no clamp); "pre_shift" is accepted only as 0 (the field of a
-/// removed double-rounding form). Throws UserError naming the field and the value.
+/// (0, INT32_MIN, INT32_MAX: no clamp); "low_multiplier" and "low_shift" (lists of per-channel
+/// lists, one per low limb, at most kMaxLowLimbs) come together or not at all; "pre_shift" is
+/// accepted only as 0 (the field of a removed double-rounding form). Throws UserError naming
+/// the field and the value.
 Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view where);
 
 /// The number of positions of a sliding window (convolution or pool) along one spatial dimension,

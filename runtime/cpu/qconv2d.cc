@@ -134,7 +134,11 @@ void conv_group(const Geo& g, const int16_t* pad, const int64_t* tap_off, const 
         for (int64_t r = 0; r < tr; ++r) {
           const uint32_t* __restrict srow = src + r * pitch;
           int8_t* __restrict drow = dst + r * ow;
-          for (int64_t x = 0; x < ow; ++x) drow[x] = RequantChannel::apply(ch, static_cast<int32_t>(srow[x]));
+          if (ch.n_low == 0) {
+            for (int64_t x = 0; x < ow; ++x) drow[x] = RequantChannel::apply_one_limb(ch, static_cast<int32_t>(srow[x]));
+          } else {
+            for (int64_t x = 0; x < ow; ++x) drow[x] = RequantChannel::apply(ch, static_cast<int32_t>(srow[x]));
+          }
         }
       }
     }

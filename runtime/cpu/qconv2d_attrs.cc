@@ -67,6 +67,37 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
       throw UserError(fmt::format("{}: requant shift {} is outside [0, 31]", where, s));
     }
   }
+  // the low limbs (runtime/qnn.h): both lists or neither, one list of 1 or oc int32 per limb
+  if (j.contains("low_multiplier") != j.contains("low_shift")) {
+    throw UserError(fmt::format("{}: requant has {} without {}", where,
+                                support::quote(j.contains("low_multiplier") ? "low_multiplier" : "low_shift"),
+                                support::quote(j.contains("low_multiplier") ? "low_shift" : "low_multiplier")));
+  }
+  for (const char* key : {"low_multiplier", "low_shift"}) {
+    if (!j.contains(key)) continue;
+    const auto& limbs = j.at(key);
+    if (!limbs.is_array() || limbs.size() > kMaxLowLimbs) {
+      throw UserError(fmt::format("{}: requant {} must be a list of at most {} limbs, got {}", where,
+                                  support::quote(key), kMaxLowLimbs, limbs.dump()));
+    }
+    std::vector<std::vector<int32_t>> v;
+    for (size_t i = 0; i < limbs.size(); ++i) {
+      bool ok = limbs[i].is_array() && (limbs[i].size() == 1 || static_cast<int64_t>(limbs[i].size()) == oc);
+      if (ok) {
+        for (const auto& e : limbs[i]) {
+          ok = ok && e.is_number_integer() && e.get<int64_t>() >= INT32_MIN && e.get<int64_t>() <= INT32_MAX;
+        }
+      }
+      if (!ok) {
+        throw UserError(fmt::format("{}: requant {} limb {} must be a list of 1 or {} int32 values, got {}", where,
+                                    support::quote(key), i, oc, limbs[i].dump()));
+      }
+      std::vector<int32_t> limb;
+      for (const auto& e : limbs[i]) limb.push_back(static_cast<int32_t>(e.get<int64_t>()));
+      v.push_back(std::move(limb));
+    }
+    (std::string(key) == "low_multiplier" ? rq.low_multiplier : rq.low_shift) = std::move(v);
+  }
   const int64_t zp = get_int("out_zero_point", 0, true);
   const int64_t lo = get_int("clip_lo", -128, false), hi = get_int("clip_hi", 127, false);
   if (zp < -128 || zp > 127) {

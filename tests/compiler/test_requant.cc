@@ -69,23 +69,20 @@ TEST(Requant, PowerOfTwoScaleWhoseRoundingAddWouldWrapIsCentred) {
 TEST(Requant, GeneralScaleClamps) {
   // M = 0.00123 with |acc| <= 2^20 (the layer of the former double-rounding test). Every
   // accumulator beyond about 128.5 / M = 104,000 saturates, so the chain clamps there and the
-  // product spans +-104,000 instead of +-2^20: the multiplier gets 15 bits instead of 11. The
-  // clamped range is already centred on 0 (zero point 0), so centring gains nothing.
+  // product spans +-104,000 instead of +-2^20. No 32-bit multiplier rounds exactly like this M
+  // (a double: 53 bits of mantissa), so the chain gets low limbs holding M itself.
   const double m = 0.00123;
   const AccRange r{-(1 << 20), 1 << 20};
   passes::RequantFigures fig;
   const auto rq = passes::derive_requant({m}, {r}, 0, "l", -128, 127, &fig);
-  EXPECT_EQ(fig.form, "clamp");
+  EXPECT_EQ(fig.form, "wide");
+  EXPECT_GE(fig.limbs[0], 3);
+  EXPECT_EQ(fig.scale[0], m);
+  EXPECT_TRUE(fig.inexact_channels.empty());
   EXPECT_TRUE(rq.clamps_low());
   EXPECT_TRUE(rq.clamps_high());
-  EXPECT_EQ(rq.shift[0], 24);
-  EXPECT_EQ(rq.multiplier[0], 20636);  // round(0.00123 * 2^24)
-  EXPECT_EQ(fig.multiplier_bits[0], 15);
-  EXPECT_LE(std::fabs(fig.scale[0] - m), std::ldexp(1.0, -25));
-  EXPECT_LE(fig.max_error_lsb[0], 104500 * std::ldexp(1.0, -25));
-  // Exhaustive over the whole range: one rounding, no wrap, and round(acc * M) except within the
-  // stated error of a rounding boundary.
-  check_channel(rq, 0, m, fig.max_error_lsb[0], all_in(r), "M=0.00123");
+  // Exhaustive over the whole range: one rounding, no wrap, and round(acc * M) exactly.
+  check_channel(rq, 0, m, 0.0, all_in(r), "M=0.00123");
   // The clamp bounds are saturation points: one step inside gives an unsaturated value.
   const int64_t lo = int64_t{rq.acc_min[0]} - rq.acc_offset[0], hi = int64_t{rq.acc_max[0]} - rq.acc_offset[0];
   EXPECT_EQ(runtime::requantize(static_cast<int32_t>(lo), rq, 0), -128);
@@ -94,21 +91,32 @@ TEST(Requant, GeneralScaleClamps) {
   EXPECT_EQ(runtime::requantize(static_cast<int32_t>(hi - 1), rq, 0), 126);
 }
 
+TEST(Requant, OneLimbWhenSomeMultiplierRoundsExactly) {
+  // M = 0.00123 on a narrow range: some 32-bit multiplier (not necessarily round(M 2^s)) gives
+  // every threshold of round(acc * M), so no low limbs are needed.
+  const double m = 0.00123;
+  const AccRange r{-20000, 20000};
+  passes::RequantFigures fig;
+  const auto rq = passes::derive_requant({m}, {r}, 0, "l", -128, 127, &fig);
+  EXPECT_EQ(rq.low_limbs(), 0u);
+  EXPECT_EQ(fig.limbs[0], 1);
+  check_channel(rq, 0, m, 0.0, all_in(r), "narrow");
+}
+
 TEST(Requant, AsymmetricZeroPointIsCentred) {
   // Zero point -128 (uint8 activations moved to int8): the unsaturated accumulators are
   // [0.5 / M, 255.5 / M], all positive. Centring them (acc_offset, folded into the bias by the
-  // accelerator plan) halves the product's span: one more bit for the multiplier, here
-  // M * 2^24 = 4966.94 -> 4967 instead of M * 2^23 = 2483.47 -> 2483 (error 8e-5 LSB, not 0.05).
+  // accelerator plan) halves the product's span. The float32 M = 2483.47 / 2^23 on 2^22
+  // accumulators needs a second limb (24-bit mantissa, products of about 2^19).
   const double m = static_cast<float>(2483.47 / 8388608.0);
   const AccRange r{-(1 << 21), 1 << 21};
   passes::RequantFigures fig;
   const auto rq = passes::derive_requant({m}, {r}, -128, "l", -128, 127, &fig);
-  EXPECT_EQ(fig.form, "centred");
   EXPECT_LT(rq.acc_offset[0], -400000);  // about -128 / M
-  EXPECT_EQ(rq.shift[0], 24);
-  EXPECT_EQ(rq.multiplier[0], 4967);
-  EXPECT_LE(fig.max_error_lsb[0], 255.5 / m * std::ldexp(1.0, -25));
-  check_channel(rq, 0, m, fig.max_error_lsb[0], all_in(r), "zp -128");
+  EXPECT_EQ(fig.scale[0], m);
+  EXPECT_EQ(fig.limbs[0], 2);
+  EXPECT_TRUE(fig.inexact_channels.empty());
+  check_channel(rq, 0, m, 0.0, all_in(r), "zp -128");
   EXPECT_EQ(runtime::requantize(0, rq, 0), -128);
   EXPECT_EQ(runtime::requantize(1 << 21, rq, 0), 127);
 }
@@ -117,9 +125,9 @@ TEST(Requant, AsymmetricZeroPointIsCentred) {
 // x = (acc + 2^(p-1)) >> p, then (x * m + 2^(s-1)) >> s. For this layer it chose p = 2,
 // m = 5159, s = 20 (tests/compiler/test_requant.cc before this change). Exhaustively over
 // |acc| <= 2^20 that chain differs from rounding acc * 5159 / 2^22 (its own scale) once in 253 of
-// the 2,097,153 accumulators, and from round(acc * M) in 259; the one-rounding chain differs
-// from round(acc * M') never, and from round(acc * M) in 18 (|M' - M| = 9e-9, within 1.5e-4 LSB
-// of a rounding boundary).
+// the 2,097,153 accumulators, and from round(acc * M) in 259. A one-limb chain of the largest
+// shift (M' = 20636 / 2^24, |M' - M| = 9e-9) differed from round(acc * M) in 18; the derived
+// chain never does.
 TEST(Requant, FormerPreShiftChainRoundedTwiceTheNewOneOnce) {
   const double m = 0.00123;
   const AccRange r{-(1 << 20), 1 << 20};
@@ -130,34 +138,42 @@ TEST(Requant, FormerPreShiftChainRoundedTwiceTheNewOneOnce) {
   runtime::Requant old_scale;  // one rounding at the former chain's own scale 5159 / 2^22
   old_scale.multiplier = {5159};
   old_scale.shift = {22};
-  int64_t old_twice = 0, old_vs_m = 0, new_vs_m = 0, new_vs_own = 0;
+  runtime::Requant one_limb;  // one rounding at M' = 20636 / 2^24
+  one_limb.multiplier = {20636};
+  one_limb.shift = {24};
+  int64_t old_twice = 0, old_vs_m = 0, new_vs_m = 0, new_vs_own = 0, one_limb_vs_m = 0;
   const auto rq = passes::derive_requant({m}, {r}, 0, "l");
   for (int64_t acc = r.lo; acc <= r.hi; ++acc) {
     const int o = old_chain(acc);
     old_twice += o != exact_requant(old_scale, 0, acc);
     old_vs_m += o != ideal_requant(m, acc, 0, -128, 127);
+    one_limb_vs_m += exact_requant(one_limb, 0, acc) != ideal_requant(m, acc, 0, -128, 127);
     const int n = runtime::requantize(static_cast<int32_t>(acc), rq, 0);
     new_vs_own += n != exact_requant(rq, 0, acc);
     new_vs_m += n != ideal_requant(m, acc, 0, -128, 127);
   }
   EXPECT_EQ(old_twice, 253);
   EXPECT_EQ(old_vs_m, 259);
+  EXPECT_EQ(one_limb_vs_m, 18);
   EXPECT_EQ(new_vs_own, 0);
-  EXPECT_EQ(new_vs_m, 18);
+  EXPECT_EQ(new_vs_m, 0);
 }
 
 TEST(Requant, PerChannelScalesAndLargeScales) {
-  // Small ranges leave the multiplier its full width without a clamp: M' = M within 2^-32.
+  // Small ranges: one 32-bit multiplier per channel rounds exactly like M.
   passes::RequantFigures fig;
   const std::vector<AccRange> r = {{-5000, 5000}, {-5000, 5000}, {-5000, 5000}};
   const auto rq = passes::derive_requant({0.01, 0.02, 3.0}, r, 7, "l", -128, 127, &fig);
+  EXPECT_TRUE(fig.inexact_channels.empty());
+  EXPECT_EQ(rq.low_limbs(), 0u);
   for (size_t c = 0; c < 3; ++c) {
     SCOPED_TRACE(c);
-    EXPECT_LT(fig.max_error_lsb[c], 1e-4);
-    check_channel(rq, c, std::vector<double>{0.01, 0.02, 3.0}[c], fig.max_error_lsb[c], all_in(r[c]), "per-channel");
+    check_channel(rq, c, std::vector<double>{0.01, 0.02, 3.0}[c], 0.0, all_in(r[c]), "per-channel");
   }
-  EXPECT_EQ(runtime::requantize(10, rq, 2), 37);     // 10 * 3 + 7
-  EXPECT_EQ(runtime::requantize(-150, rq, 0), 6);    // -1.5 rounds half up to -1, + 7
+  EXPECT_EQ(runtime::requantize(10, rq, 2), 37);  // 10 * 3 + 7
+  // -150 * M with M the double nearest 0.01 (0.01000000000000000021) lies just below -1.5:
+  // -2 + 7 (rounding -150 * 0.01 = -1.5 half up would give -1)
+  EXPECT_EQ(runtime::requantize(-150, rq, 0), 5);
   EXPECT_EQ(runtime::requantize(4999, rq, 1), 107);  // round(99.98) + 7
   EXPECT_EQ(runtime::requantize(-5000, rq, 2), -128);
 }
@@ -167,6 +183,9 @@ TEST(Requant, DegenerateScalesAndClips) {
   // M below 2^-32: every |acc * M| < 1/2, the output is the zero point.
   const auto tiny = passes::derive_requant({1e-12}, {{INT32_MIN, INT32_MAX}}, -4, "l", -128, 127, &fig);
   EXPECT_EQ(tiny.multiplier, (std::vector<int32_t>{0}));
+  EXPECT_TRUE(fig.inexact_channels.empty());  // exact: round(acc * M) is the zero point too
+  passes::derive_requant({1e-20, 1e30}, {{INT32_MIN, INT32_MAX}, {-7, 7}}, 3, "l", -128, 127, &fig);
+  EXPECT_TRUE(fig.inexact_channels.empty());
   for (int32_t a : {INT32_MIN, -1, 0, 1, INT32_MAX}) EXPECT_EQ(runtime::requantize(a, tiny, 0), -4);
   // A power of two below 2^-31 next to ordinary ones keeps the power-of-two chain (shift 31).
   const auto pow2_tiny = passes::derive_requant({std::ldexp(1.0, -100), 0.25}, {{-5, 5}, {-1000, 1000}}, 3, "l",

@@ -56,6 +56,13 @@ int64_t const_acc_base(const LoweringContext& ctx) {
   return ctx.sched.oc_tile_blocks * ctx.sched.acc_tile_stride;
 }
 
+int64_t acc_region_base(const LoweringContext& ctx, int region) {
+  if (region == 0) return 0;
+  const Schedule& s = ctx.sched;
+  return const_acc_base(ctx) + s.oc_tile_blocks * s.const_rows +
+         (region - 1) * s.oc_tile_blocks * s.acc_tile_stride;
+}
+
 uint32_t to_u32(int64_t v, const char* what) {
   TESSEL_CHECK(v >= 0 && v <= int64_t{UINT32_MAX}, "{} {} does not fit 32 bits", what, v);
   return static_cast<uint32_t>(v);
@@ -73,18 +80,21 @@ std::string stage_name(const char* what, int chunk) { return fmt::format("{}{}",
 /// A GEMM-reset or ALU micro-op body over the tile's accumulator: for o < obn, p < th*tw:
 /// dst = o*acc_tile_stride + p; src = const_base + o*const_rows + row (ALU with a vector source).
 Stmt acc_loop(const LoweringContext& ctx, const Tile& t, const isa::Instruction& proto, int64_t row,
-              std::string comment) {
+              std::string comment, int dst_region, int src_region) {
   Stmt body;
   body.kind = StmtKind::kUopBody;
   body.insn = proto;
   body.vthread = t.vthread;
   body.name = std::move(comment);
   UopExpr u;
-  u.dst.base = 0;
+  u.dst.base = acc_region_base(ctx, dst_region);
   u.dst.terms = {{"o", ctx.sched.acc_tile_stride}, {"p", 1}};
   if (row >= 0) {
     u.src.base = const_acc_base(ctx) + row;
     u.src.terms = {{"o", ctx.sched.const_rows}};
+  } else if (src_region >= 0) {
+    u.src.base = acc_region_base(ctx, src_region);
+    u.src.terms = {{"o", ctx.sched.acc_tile_stride}, {"p", 1}};
   }
   body.uops.push_back(u);
   return make_for("o", t.obn, {make_for("p", t.th * t.tw, {std::move(body)})});

@@ -69,6 +69,12 @@ ChunkLayout chunk_layout(const LoweringContext& ctx, const Tile& t, int chunk);
 /// accumulator tiles (oc_tile_blocks * acc_tile_stride).
 int64_t const_acc_base(const LoweringContext& ctx);
 
+/// First ACC row of region `region` of the tile's accumulators in a virtual thread's region:
+/// 0 for the tile itself (region 0), and for scratch region k - 1 (region k >= 1,
+/// LayerPlan::scratch_regions) the rows after the constant rows:
+/// const_acc_base + oc_tile_blocks * const_rows + (k - 1) * oc_tile_blocks * acc_tile_stride.
+int64_t acc_region_base(const LoweringContext& ctx, int region);
+
 /// `v` as an instruction field value; throws InternalError naming `what` if it is negative or
 /// above 32 bits (the field widths themselves are checked by the encoder and the verifier).
 uint32_t to_u32(int64_t v, const char* what);
@@ -82,8 +88,9 @@ std::string stage_name(const char* what, int chunk);
 /// A GEMM-reset or ALU micro-op body over tile `t`'s accumulators: `for o in [0, obn) { for p in
 /// [0, th*tw) { body } }` with dst = o*acc_tile_stride + p and, when `row` >= 0, src = constant
 /// row `row` of block o (const_acc_base + o*const_rows + row). `proto` gives the opcode, reset,
-/// alu_op, use_imm and imm.
+/// alu_op, use_imm and imm. `dst_region` moves dst to that region (acc_region_base);
+/// `src_region` >= 0 (with row < 0) makes src the same element of that region.
 Stmt acc_loop(const LoweringContext& ctx, const Tile& t, const isa::Instruction& proto, int64_t row,
-              std::string comment);
+              std::string comment, int dst_region = 0, int src_region = -1);
 
 }  // namespace tessel::compiler::accel

@@ -95,7 +95,7 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
         static_cast<int64_t>(plan.requant.size()) + (plan.bias_row >= 0 ? 1 : 0);
     return choose_schedule(layer.name, g, cfg, opts.knobs,
                            static_cast<int64_t>(plan.const_rows.size()), alu_ops,
-                           plan.acc_init_tensor, plan.init_every_tile);
+                           plan.acc_init_tensor, plan.init_every_tile, plan.scratch_regions);
   };
   ctx.plan = make_plan(layer.name, p, bias, weight_sums, layer_touches_padding(g));
   if (!ctx.plan.acc_init_tensor) {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "support/error.h"
 
@@ -113,8 +116,44 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
   add_step(values([](const runtime::RequantChannel& c) { return c.acc_offset; }), "acc_offset");
   if (rq.clamps_low()) other_step(AluOp::kMax, values([](const runtime::RequantChannel& c) { return c.acc_min; }), "clamp lo");
   if (rq.clamps_high()) other_step(AluOp::kMin, values([](const runtime::RequantChannel& c) { return c.acc_max; }), "clamp hi");
+  // the low limbs (runtime/qnn.h): limb j on scratch region j mod 2
+  const int n_low = static_cast<int>(rq.low_limbs());
+  plan.scratch_regions = std::min(n_low, 2);
+  auto region_step = [&](AluOp op, int dst, int src, const std::string& what) {
+    AluStep st;
+    st.op = op;
+    st.use_imm = false;
+    st.dst_region = dst;
+    st.src_region = src;
+    st.what = what;
+    plan.requant.push_back(std::move(st));
+  };
+  auto on_region = [&](int dst, auto&& emit) {
+    const size_t first = plan.requant.size();
+    emit();
+    for (size_t i = first; i < plan.requant.size(); ++i) plan.requant[i].dst_region = dst;
+  };
+  if (n_low > 0) fold = false;
+  for (int j = 0; j < n_low; ++j) {
+    const int r = 1 + j % 2;
+    const std::string limb = fmt::format("limb {} ", j);
+    on_region(r, [&] { plan.requant.push_back(imm_step(AluOp::kMul, 0, limb + "copy: clear")); });
+    region_step(AluOp::kAdd, r, 0, limb + "copy: add x");
+    on_region(r, [&] {
+      step(AluOp::kMul, values([&](const runtime::RequantChannel& c) { return c.low[j].multiplier; }),
+           limb + "multiplier");
+    });
+    if (j > 0) region_step(AluOp::kAdd, r, 1 + (j - 1) % 2, limb + "add limb " + std::to_string(j - 1));
+    on_region(r, [&] {
+      const auto rd = values([&](const runtime::RequantChannel& c) { return c.low[j].round; });
+      if (!all_equal(rd, 0)) step(AluOp::kAdd, rd, limb + "round digit");
+      const auto sh = values([&](const runtime::RequantChannel& c) { return c.low[j].shift; });
+      if (!all_equal(sh, 0)) step(AluOp::kShr, sh, limb + "shift");
+    });
+  }
   const auto mult = values([](const runtime::RequantChannel& c) { return c.multiplier; });
   if (!all_equal(mult, 1)) other_step(AluOp::kMul, mult, "multiplier");
+  if (n_low > 0) region_step(AluOp::kAdd, 0, 1 + (n_low - 1) % 2, fmt::format("add limb {}", n_low - 1));
   // a channel with shift 0 adds 0 and shifts by 0 (runtime/qnn.h)
   add_step(values([](const runtime::RequantChannel& c) { return c.round; }), "round shift");
   const auto shifts = values([](const runtime::RequantChannel& c) { return c.shift; });
@@ -138,14 +177,25 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
   for (size_t c = 0; c < oc; ++c) {
     const runtime::RequantChannel& k = ch[c];
     auto tail = [&](int64_t x) -> std::optional<int64_t> {
-      const int64_t prod = x * k.multiplier + k.round;
+      auto wraps = [](int64_t v) { return v < INT32_MIN || v > INT32_MAX; };
+      int64_t y = 0;
+      for (int32_t j = 0; j < k.n_low; ++j) {
+        const int64_t p = x * k.low[j].multiplier;
+        if (wraps(p) || wraps(p + y) || wraps(p + y + k.low[j].round)) return std::nullopt;
+        y = (p + y + k.low[j].round) >> k.low[j].shift;
+      }
+      const int64_t p = x * k.multiplier;
+      if (wraps(p) || wraps(p + y)) return std::nullopt;
+      const int64_t prod = p + y + k.round;
       if (prod < INT32_MIN || prod > INT32_MAX) return std::nullopt;
-      const int64_t y = (prod >> k.shift) + k.out_add;
-      if (y < INT32_MIN || y > INT32_MAX) return std::nullopt;
-      return y;
+      const int64_t out = (prod >> k.shift) + k.out_add;
+      if (out < INT32_MIN || out > INT32_MAX) return std::nullopt;
+      return out;
     };
+    bool negative = k.multiplier < 0;
+    for (int32_t j = 0; j < k.n_low; ++j) negative = negative || k.low[j].multiplier < 0;
     const auto a = tail(k.acc_min), b = tail(k.acc_max);
-    if (!a || !b) {
+    if (!a || !b || (negative && k.n_low > 0)) {  // limbs of both signs: not monotone
       lo_needed = hi_needed = true;
       break;
     }

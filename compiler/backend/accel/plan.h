@@ -12,14 +12,19 @@
 
 namespace tessel::compiler::accel {
 
-/// One ALU step of the requantisation chain: `op` with an immediate or with the per-channel
-/// constant row `const_row` (index into LayerPlan::const_rows) as vector source.
+/// One ALU step of the requantisation chain on one region of the tile's accumulators
+/// (`dst_region`: 0 the tile itself, k >= 1 scratch region k - 1, LayerPlan::scratch_regions):
+/// `op` with an immediate, with the per-channel constant row `const_row` (index into
+/// LayerPlan::const_rows) as vector source, or with region `src_region` (same numbering) as
+/// vector source, element by element.
 struct AluStep {
   isa::AluOp op = isa::AluOp::kAdd;
   bool use_imm = true;
   int32_t imm = 0;
   int64_t const_row = -1;
-  std::string what;  ///< e.g. "clamp lo", "multiplier"
+  int dst_region = 0;
+  int src_region = -1;  ///< -1: no region source (immediate or const_row)
+  std::string what;     ///< e.g. "clamp lo", "multiplier"
 };
 
 /// How the layer's integer semantics map to ACC initialisation and ALU ops.
@@ -45,6 +50,9 @@ struct LayerPlan {
   std::vector<int32_t> bias;
   std::string folded_round;      ///< names of the ADD steps folded into `bias` ("" if none)
   std::vector<AluStep> requant;  ///< in order
+  /// Scratch copies of the tile's accumulators the chain needs (0, or 1 or 2 for the low limbs
+  /// of runtime/qnn.h: limb j works on scratch region j mod 2 and reads limb j - 1's result)
+  int scratch_regions = 0;
 };
 
 /// Builds the plan from the layer, its bias [OC], the wrapping int32 sums of each output
@@ -55,8 +63,11 @@ struct LayerPlan {
 /// the Requant (runtime::requant_problem) and the sizes of bias and weight sums; throws
 /// UserError naming the layer and the value.
 /// Steps, in the order of runtime/qnn.h's chain, each omitted when it does nothing for every
-/// channel: ADD acc_offset, MAX acc_min / MIN acc_max (the clamp), MUL multiplier, ADD round,
-/// SHR shift, ADD out_offset + out_zero_point, MAX clip_lo, MIN clip_hi. A clip bound is also
+/// channel: ADD acc_offset, MAX acc_min / MIN acc_max (the clamp); per low limb j, on scratch
+/// region j mod 2: MUL 0 and ADD the tile (the copy of x), MUL the limb's multiplier, ADD the
+/// previous limb's scratch region (j > 0), ADD its rounding digit, SHR its shift; then on the
+/// tile MUL multiplier, ADD the last limb's scratch region, ADD round, SHR shift, ADD
+/// out_offset + out_zero_point, MAX clip_lo, MIN clip_hi. A clip bound is also
 /// omitted when the clamp provably keeps every channel's result inside it (both clamp bounds
 /// set, no step wrapping at them: the chain is monotone between them). Values use the 16-bit
 /// signed immediate when one value serves every channel and fits; otherwise a constant row.

@@ -476,7 +476,7 @@ class Pipeline {
 
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
-                         bool acc_init_tensor, bool init_every_tile) {
+                         bool acc_init_tensor, bool init_every_tile, int scratch_regions) {
   if (knobs.virtual_threads < 1) {
     throw_user_error("layer '{}': virtual_threads must be >= 1, got {}", layer,
                      knobs.virtual_threads);
@@ -627,9 +627,13 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
           // ACC: GEMM uops name the first row of each output block's tile, the reset/ALU uops
           // row 0 (the loops step over the rest), ALU uops with a vector source the constant
           // rows after the tile
-          const int64_t acc_need = obt * th * tw + obt * const_rows;
-          const int64_t acc_dst_top = (obt - 1) * th * tw;
-          const int64_t acc_src_top = const_rows > 0 ? obt * th * tw + const_rows - 1 : -1;
+          // (and the scratch regions of the low limbs after them, each a copy of the tile: ALU
+          // uops name their row 0 as dst and as src)
+          const int64_t acc_need = obt * th * tw * (1 + scratch_regions) + obt * const_rows;
+          const int64_t scratch_top =
+              scratch_regions > 0 ? obt * th * tw + obt * const_rows + (scratch_regions - 1) * obt * th * tw : -1;
+          const int64_t acc_dst_top = std::max((obt - 1) * th * tw, scratch_top);
+          const int64_t acc_src_top = std::max(const_rows > 0 ? obt * th * tw + const_rows - 1 : -1, scratch_top);
           s.acc_region = thread_region(cfg.acc_depth(), vt, acc_need,
                                        {{acc_dst_top, reach.acc_dst}, {acc_src_top, reach.acc_src}});
           if (s.acc_region == 0) {

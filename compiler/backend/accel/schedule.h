@@ -110,7 +110,8 @@ struct Schedule {
 /// per-channel constants per output block; `alu_ops`: ALU instructions per tile;
 /// `acc_init_tensor`: the accumulators of the tiles with an output window touching the padding
 /// start from a LOAD ACC of the init tensor instead of a GEMM reset (layer plan, plan.h); the
-/// other tiles reset; with `init_every_tile` every tile loads it. Each virtual thread's scratchpad regions (Schedule::inp_region etc.) are
+/// other tiles reset; with `init_every_tile` every tile loads it; `scratch_regions` copies of the
+/// tile's accumulators follow the constant rows in ACC (LayerPlan::scratch_regions). Each virtual thread's scratchpad regions (Schedule::inp_region etc.) are
 /// sized by thread_region so that every index a micro-op names stays within uop_reach(cfg).
 /// Throws UserError naming the layer when a knob is out of range (virtual_threads < 1, tile
 /// sizes < 0 or above the layer's extent), and NoTileFits when no candidate fits (naming the
@@ -124,7 +125,7 @@ class NoTileFits : public UserError {
 
 Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
-                         bool acc_init_tensor = false, bool init_every_tile = false);
+                         bool acc_init_tensor = false, bool init_every_tile = false, int scratch_regions = 0);
 
 /// A piece of weights to load: `entries` WGT entries from DRAM entry `dram` (relative to the
 /// weight segment) to WGT entry `sram`.

@@ -20,7 +20,8 @@ void inject_alu_requant(Stmt& root, LoweringContext& ctx) {
       proto.alu_op = step.op;
       proto.use_imm = step.use_imm;
       proto.imm = step.use_imm ? step.imm : 0;
-      alu->body.push_back(acc_loop(ctx, t, proto, step.use_imm ? -1 : step.const_row, step.what));
+      alu->body.push_back(acc_loop(ctx, t, proto, step.use_imm ? -1 : step.const_row, step.what, step.dst_region,
+                                   step.use_imm ? -1 : step.src_region));
     }
   }
 }
