@@ -290,6 +290,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     const std::pair<bool, const char*> unused[] = {{!o.calib.empty(), "--calib"},
                                                    {o.batch != 1, "--batch"},
                                                    {!o.offload, "--no-offload"},
+                                                   {o.approximate_requant, "--approximate-requant"},
                                                    {!o.dump_ir.empty(), "--dump-ir"}};
     for (const auto& [given, option] : unused) {
       if (given) throw_user_error("{} does not apply to {}: it is an already compiled executable", option, support::quote(o.model));
@@ -360,6 +361,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     compiler::CompileOptions copts;
     copts.config = cfg;
     copts.offload = o.offload;
+    copts.exact_requant = !o.approximate_requant;
     copts.batch = o.batch;
     copts.dump_ir_after = o.dump_ir;
     if (o.calib.empty()) {
@@ -588,6 +590,7 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
   compiler::CompileOptions copts;
   copts.config = load_config(o.config_path);
   copts.offload = o.offload;
+  copts.exact_requant = !o.approximate_requant;
   copts.batch = o.batch;
   copts.dump_ir_after = o.dump_ir;
   if (!o.calib.empty() || o.batch != 1) {

@@ -35,6 +35,7 @@ struct RunOptions {
   std::string labels_path;             ///< label file ("" = built-in defaults)
   std::vector<std::string> calib;      ///< calibration files (float models)
   bool offload = true;
+  bool approximate_requant = false;    ///< --approximate-requant (CompileOptions::exact_requant false)
   std::string dump_ir;                 ///< pass name or "all" ("" = none)
   std::vector<std::string> label_search_dirs;  ///< where data/imagenet/imagenet_classes.txt is looked for
 };
@@ -54,6 +55,7 @@ struct CompileCmdOptions {
   bool nhwc = false;
   int64_t batch = 1;
   bool offload = true;
+  bool approximate_requant = false;  ///< --approximate-requant (CompileOptions::exact_requant false)
 };
 /// Compiles a model and writes the Executable (.tsx); prints a one-paragraph summary.
 int compile_command(const CompileCmdOptions& o, std::ostream& out);

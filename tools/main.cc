@@ -149,6 +149,12 @@ std::string help_hint(const CLI::App& app) {
   return " (see tessel --help)";
 }
 
+/// Help of --approximate-requant (run and compile).
+constexpr const char* kApproximateRequantHelp =
+    "requantise with one 32-bit multiplier per channel (fewer ALU instructions; an output may be 1 LSB off "
+    "round(acc * scale) near a rounding boundary, within the worst-case error the requant pass states) instead of "
+    "exactly";
+
 int main(int argc, char** argv) {
   using namespace tessel::tools;
   CLI::App app{"tessel: compile ONNX models for a VTA-style accelerator and run them on its simulators"};
@@ -185,6 +191,7 @@ int main(int argc, char** argv) {
   run->add_option("--calib", ro.calib, "calibration input files for float models (default: the run input)");
   bool run_no_offload = false;
   run->add_flag("--no-offload", run_no_offload, "run every layer on the CPU");
+  run->add_flag("--approximate-requant", ro.approximate_requant, kApproximateRequantHelp);
   run->add_option("--dump-ir", ro.dump_ir, "print the IR after this pass (or 'all')");
 
   // ---- compile ----
@@ -198,6 +205,7 @@ int main(int argc, char** argv) {
   compile->add_option("--batch", co.batch, "value of symbolic batch dimensions")->check(batch_validator())->capture_default_str();
   bool compile_no_offload = false;
   compile->add_flag("--no-offload", compile_no_offload, "place every layer on the CPU");
+  compile->add_flag("--approximate-requant", co.approximate_requant, kApproximateRequantHelp);
   compile->add_option("--dump-ir", co.dump_ir, "print the IR after this pass (or 'all')");
 
   // ---- asm / disasm ----

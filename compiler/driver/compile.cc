@@ -59,6 +59,7 @@ CompileResult compile_graph(ir::Graph g, const std::vector<frontend::DeclaredInp
   passes::PassContext ctx;
   ctx.config = opts.config;
   ctx.offload = opts.offload;
+  ctx.exact_requant = opts.exact_requant;
   for (size_t r = 0; r < opts.calibration.size(); ++r) {
     std::vector<reference::RefTensor> run;
     for (size_t k = 0; k < opts.calibration[r].size(); ++k)

@@ -18,6 +18,11 @@ struct CompileOptions {
   isa::HwConfig config;
   /// Place conv2d/dense on the accelerator (false: everything on the CPU).
   bool offload = true;
+  /// Requantise every output to round(acc * M) exactly (compiler/passes/requant.h), with low
+  /// multiplier limbs where one 32-bit multiplier cannot give that; false: one 32-bit multiplier
+  /// per channel, the most accurate that fits (fewer ALU instructions; an output may be 1 LSB
+  /// off round(acc * M) within the stated worst-case error).
+  bool exact_requant = true;
   /// Value for symbolic (named) dimensions of the graph inputs, e.g. "batch_size". Values other
   /// than 1 are a UserError for a model whose graph inputs have no symbolic dimension.
   int64_t batch = 1;

@@ -20,6 +20,7 @@ namespace tessel::compiler::passes {
 struct PassContext {
   isa::HwConfig config;            ///< accelerator configuration (blocks for NCHWnc, placement)
   bool offload = true;             ///< place qconv2d (conv2d/dense) on the accelerator
+  bool exact_requant = true;       ///< requant: round(acc * M) exactly (CompileOptions::exact_requant)
   /// Calibration inputs for post-training quantisation: one entry per run, one tensor per graph
   /// input (float32, the graph input shapes).
   std::vector<std::vector<reference::RefTensor>> calibration;

@@ -373,7 +373,7 @@ std::optional<Channel> wide_chain(double big_m, AccRange r, int32_t zp, int32_t 
 
 runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<AccRange>& acc,
                                 int32_t out_zero_point, const std::string& where, int32_t clip_lo, int32_t clip_hi,
-                                RequantFigures* figures) {
+                                RequantFigures* figures, bool exact) {
   TESSEL_CHECK(!m.empty() && m.size() == acc.size(), "{}: {} scales for {} accumulator ranges", where, m.size(),
                acc.size());
   TESSEL_CHECK(clip_lo >= -128 && clip_lo <= clip_hi && clip_hi <= 127 && out_zero_point >= -128 &&
@@ -512,6 +512,10 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
   std::string form = best_form;
   for (size_t c = 0; c < oc; ++c) {
     if (rounds_exactly(best[c], m[c], acc[c], out_zero_point, clip_lo, clip_hi)) continue;
+    if (!exact) {
+      fig.inexact_channels.push_back(static_cast<int>(c));
+      continue;
+    }
     std::optional<Channel> ch;
     for (Form f : {Form::kPlain, Form::kClamp, Form::kCentred}) {
       if (!ch) ch = exact_one_limb(m[c], acc[c], out_zero_point, clip_lo, clip_hi, f);
@@ -578,7 +582,7 @@ std::vector<double> qconv2d_scales(const ir::Graph& g, const ir::Node& n) {
   return m;
 }
 
-void requant(ir::Graph& g, PassContext&) {
+void requant(ir::Graph& g, PassContext& ctx) {
   for (ir::Node& n : g.nodes) {
     if (!n.is_tessel() || n.op != "qconv2d") continue;
     const ir::Value& y = g.values[n.outputs[0]];
@@ -590,7 +594,7 @@ void requant(ir::Graph& g, PassContext&) {
       clip_hi = it->value("clip_hi", 127);
     }
     const runtime::Requant rq = derive_requant(qconv2d_scales(g, n), qconv2d_acc_ranges(g, n), y.quant->zero_point[0],
-                                               ir::describe(n), clip_lo, clip_hi);
+                                               ir::describe(n), clip_lo, clip_hi, nullptr, ctx.exact_requant);
     n.attrs["requant"] = ir::requant_to_json(rq);
   }
 }

@@ -115,12 +115,14 @@ struct RequantFigures {
 /// its accumulator (same length); out_zero_point, clip_lo and clip_hi go to the Requant as
 /// they are (-128 <= clip_lo <= clip_hi <= 127). Per-channel fields collapse to one entry when
 /// all channels agree. `where` names the layer in errors; `figures` (may be null) receives the
-/// figures. M[c] = 0 (a float32 product that underflows) gives the zero point. Throws
+/// figures. M[c] = 0 (a float32 product that underflows) gives the zero point. `exact` false
+/// (tessel --approximate-requant) stops after the one-limb chain: the channels that do not round
+/// exactly like M are listed in RequantFigures::inexact_channels. Throws
 /// UserError for M[c] < 0, non-finite M[c], lo > hi, or a range outside
 /// [-2^31, 2^31 - 1].
 runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<AccRange>& acc,
                                 int32_t out_zero_point, const std::string& where, int32_t clip_lo = -128,
-                                int32_t clip_hi = 127, RequantFigures* figures = nullptr);
+                                int32_t clip_hi = 127, RequantFigures* figures = nullptr, bool exact = true);
 
 /// The range of one output channel's accumulator bias + sum_k w[k] * d_k over all
 /// d_k in [dlo, dhi] (dlo <= 0 <= dhi; with in_zero_point zp, dlo = -128 - zp and dhi = 127 - zp),

@@ -113,6 +113,39 @@ TEST(CompileModels, OffloadedMatchesCpuOnlyBitExact) {
   }
 }
 
+TEST(CompileModels, ApproximateRequantUsesOneLimb) {
+  // mnist-12-int8: every layer has a channel that no single 32-bit multiplier rounds exactly
+  // like M, so the exact compile gives it low limbs (more ALU instructions); the approximate one
+  // keeps one limb (the chains before exact requantisation: 387 instructions, 43,724 cycles).
+  const Case& c = cases()[1];
+  auto compile = [&](bool exact, bool offload) {
+    CompileOptions opts;
+    opts.offload = offload;
+    opts.exact_requant = exact;
+    return compile_onnx(testing::model_path(c.model), opts);
+  };
+  const CompileResult exact = compile(true, true), approx = compile(false, true);
+  auto low_limb_steps = [](const CompileResult& r) {
+    int n = 0;
+    for (const auto& s : r.exe.steps) n += s.op == "qconv2d" && s.attrs.at("requant").contains("low_multiplier");
+    return n;
+  };
+  auto insns = [](const CompileResult& r) {
+    size_t n = 0;
+    for (const auto& p : r.exe.programs) n += p.insns.size();
+    return n;
+  };
+  EXPECT_EQ(low_limb_steps(exact), 3);
+  EXPECT_EQ(low_limb_steps(approx), 0);
+  EXPECT_EQ(insns(approx), 387u);
+  EXPECT_GT(insns(exact), insns(approx));
+  const auto x = input_of(c);
+  // each is bit-exact with its own CPU-only compile (the same integer semantics)
+  EXPECT_EQ(run_exe(approx.exe, x), run_exe(compile(false, false).exe, x));
+  EXPECT_EQ(run_exe(exact.exe, x), run_exe(compile(true, false).exe, x));
+  EXPECT_EQ(testing::argmax(run_exe(approx.exe, x)), testing::argmax(run_exe(exact.exe, x)));
+}
+
 TEST(CompileModels, MobilenetOffloadedTop1) {
   const Case& c = cases().back();
   const CompileResult r = compile_case(c, true);

@@ -55,7 +55,9 @@ int64_t check_layer(const std::vector<double>& m, const std::vector<AccRange>& r
     const auto accs = testing::sample_accs(rq, c, r[c], exhaustive, window, random, rng, m[c]);
     const bool inexact = std::find(fig.inexact_channels.begin(), fig.inexact_channels.end(), static_cast<int>(c)) !=
                          fig.inexact_channels.end();
-    if (inexact) EXPECT_GT(fig.max_error_lsb[c], 0.0) << where << " channel " << c << " reported inexact";
+    if (inexact) {
+      EXPECT_GT(fig.max_error_lsb[c], 0.0) << where << " channel " << c << " reported inexact";
+    }
     n += testing::check_channel(rq, c, m[c], inexact ? fig.max_error_lsb[c] : 0.0, accs,
                                 fmt::format("{} ({})", where, fig.form));
   }

@@ -75,6 +75,18 @@ TEST(CliErrors, NonexistentModel) {
   expect_error(run_cli({"run", "models/no_such_model.onnx", "--input", kDigit0}), 1, "no_such_model.onnx");
 }
 
+TEST(CliErrors, CompileOptionsDoNotApplyToAnExecutable) {
+  // --approximate-requant is a compile option: accepted by compile (and run on a model), an
+  // error on an already compiled executable, as --no-offload and --calib are
+  const std::string tsx = temp_file("approx.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "--approximate-requant", "-o", tsx}).exit_code, 0);
+  EXPECT_EQ(run_cli({"run", tsx, "--input", kDigit0}).exit_code, 0);
+  EXPECT_EQ(run_cli({"run", kMnistInt8, "--approximate-requant", "--input", kDigit0}).exit_code, 0);
+  expect_error(run_cli({"run", tsx, "--input", kDigit0, "--approximate-requant"}), 1,
+               "--approximate-requant does not apply to");
+  expect_error(run_cli({"run", tsx, "--input", kDigit0, "--no-offload"}), 1, "--no-offload does not apply to");
+}
+
 TEST(CliErrors, MalformedOnnx) {
   const std::string bad = temp_file("garbage.onnx");
   write(bad, "this is not a protobuf \x01\x02\x03 at all");
