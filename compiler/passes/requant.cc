@@ -44,7 +44,6 @@ struct Channel {
   int32_t multiplier = 1, shift = 0, acc_offset = 0, acc_min = INT32_MIN, acc_max = INT32_MAX;
   std::vector<std::pair<int32_t, int32_t>> low;  ///< low limbs (multiplier, shift), least significant first
   double scale = 0, error = 0;
-  int bits = 0;  ///< bits of the whole multiplier
 };
 
 /// The chain for multiplier m >= 0 and shift s of a channel with scale `big_m` and range `r`
@@ -135,7 +134,7 @@ void collapse(std::vector<int32_t>& v) {
   v.resize(1);
 }
 
-int bits_of(int64_t m) {
+int bits_of(I128 m) {
   int b = 0;
   while (m > 0) {
     ++b;
@@ -362,7 +361,6 @@ std::optional<Channel> wide_chain(double big_m, AccRange r, int32_t zp, int32_t 
       for (size_t j = 0; j < n; ++j) ch.low.emplace_back(static_cast<int32_t>(lm[j]), lt[j]);
       ch.scale = big_m;
       ch.error = 0;
-      ch.bits = bits_of(mant);
       return ch;
     }
   }
@@ -397,7 +395,7 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
   rq.clip_lo = clip_lo;
   rq.clip_hi = clip_hi;
   RequantFigures fig;
-  auto finish = [&](std::vector<Channel> chans, const char* form) {
+  auto finish = [&](std::vector<Channel> chans, const char* form, std::vector<int> inexact = {}) {
     rq.multiplier.clear();
     rq.shift.clear();
     rq.acc_offset.clear();
@@ -415,7 +413,14 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
       fig.scale.push_back(ch.scale);
       fig.rel_error.push_back(m[c] > 0 ? std::fabs(ch.scale - m[c]) / m[c] : 0.0);
       fig.max_error_lsb.push_back(ch.error);
-      fig.multiplier_bits.push_back(ch.low.empty() ? bits_of(ch.multiplier) : ch.bits);
+      // the whole multiplier, multiplier * 2^T + sum_j low_j * 2^T_j (runtime/qnn.h)
+      I128 whole = 0;
+      int t = 0;
+      for (const auto& [lm, lt] : ch.low) {
+        whole += I128{lm} << t;
+        t += lt;
+      }
+      fig.multiplier_bits.push_back(bits_of(whole + (I128{ch.multiplier} << t)));
       fig.limbs.push_back(1 + static_cast<int>(ch.low.size()));
     }
     size_t n_low = 0;
@@ -432,6 +437,7 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
       collapse(rq.low_shift[j]);
     }
     for (auto* v : {&rq.multiplier, &rq.shift, &rq.acc_offset, &rq.acc_min, &rq.acc_max}) collapse(*v);
+    fig.inexact_channels = std::move(inexact);
     if (figures) *figures = fig;
     return rq;
   };
@@ -510,10 +516,11 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
   // round(acc * M) for some accumulator in its range) gets an exact one-limb chain when some
   // 32-bit multiplier gives one, else the low limbs of wide_chain.
   std::string form = best_form;
+  std::vector<int> inexact;
   for (size_t c = 0; c < oc; ++c) {
     if (rounds_exactly(best[c], m[c], acc[c], out_zero_point, clip_lo, clip_hi)) continue;
     if (!exact) {
-      fig.inexact_channels.push_back(static_cast<int>(c));
+      inexact.push_back(static_cast<int>(c));
       continue;
     }
     std::optional<Channel> ch;
@@ -527,14 +534,10 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
     if (ch) {
       best[c] = *ch;
     } else {
-      fig.inexact_channels.push_back(static_cast<int>(c));
+      inexact.push_back(static_cast<int>(c));
     }
   }
-  const std::vector<int> inexact = fig.inexact_channels;
-  finish(std::move(best), form.c_str());
-  fig.inexact_channels = inexact;
-  if (figures) *figures = fig;
-  return rq;
+  return finish(std::move(best), form.c_str(), std::move(inexact));
 }
 
 AccRange channel_acc_range(const std::vector<int64_t>& w, int64_t bias, int64_t dlo, int64_t dhi) {

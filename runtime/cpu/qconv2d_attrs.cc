@@ -28,23 +28,27 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
     }
     return it->get<int64_t>();
   };
-  auto get_list = [&](const char* key) -> std::vector<int32_t> {
-    auto it = j.find(key);
-    if (it == j.end()) throw UserError(fmt::format("{}: requant is missing {}", where, support::quote(key)));
-    bool ok = it->is_array() && (it->size() == 1 || static_cast<int64_t>(it->size()) == oc);
+  // a per-channel list: 1 or oc int32 values; `what` names it in the error
+  auto list_of = [&](const nlohmann::json& node, const std::string& what) -> std::vector<int32_t> {
+    bool ok = node.is_array() && (node.size() == 1 || static_cast<int64_t>(node.size()) == oc);
     if (ok) {
-      for (const auto& e : *it) {
+      for (const auto& e : node) {
         ok = ok && e.is_number_integer() && e.get<int64_t>() >= INT32_MIN &&
              e.get<int64_t>() <= INT32_MAX;
       }
     }
     if (!ok) {
       throw UserError(fmt::format("{}: requant {} must be a list of 1 or {} int32 values, got {}",
-                                  where, support::quote(key), oc, it->dump()));
+                                  where, what, oc, node.dump()));
     }
     std::vector<int32_t> v;
-    for (const auto& e : *it) v.push_back(static_cast<int32_t>(e.get<int64_t>()));
+    for (const auto& e : node) v.push_back(static_cast<int32_t>(e.get<int64_t>()));
     return v;
+  };
+  auto get_list = [&](const char* key) -> std::vector<int32_t> {
+    auto it = j.find(key);
+    if (it == j.end()) throw UserError(fmt::format("{}: requant is missing {}", where, support::quote(key)));
+    return list_of(*it, support::quote(key));
   };
   Requant rq;
   // pre_shift (a rounding shift before the multiplier) was removed: it rounded twice. Accept 0
@@ -81,21 +85,7 @@ Requant parse_requant(const nlohmann::json& j, int64_t oc, std::string_view wher
                                   support::quote(key), kMaxLowLimbs, limbs.dump()));
     }
     std::vector<std::vector<int32_t>> v;
-    for (size_t i = 0; i < limbs.size(); ++i) {
-      bool ok = limbs[i].is_array() && (limbs[i].size() == 1 || static_cast<int64_t>(limbs[i].size()) == oc);
-      if (ok) {
-        for (const auto& e : limbs[i]) {
-          ok = ok && e.is_number_integer() && e.get<int64_t>() >= INT32_MIN && e.get<int64_t>() <= INT32_MAX;
-        }
-      }
-      if (!ok) {
-        throw UserError(fmt::format("{}: requant {} limb {} must be a list of 1 or {} int32 values, got {}", where,
-                                    support::quote(key), i, oc, limbs[i].dump()));
-      }
-      std::vector<int32_t> limb;
-      for (const auto& e : limbs[i]) limb.push_back(static_cast<int32_t>(e.get<int64_t>()));
-      v.push_back(std::move(limb));
-    }
+    for (size_t i = 0; i < limbs.size(); ++i) v.push_back(list_of(limbs[i], fmt::format("{} limb {}", support::quote(key), i)));
     (std::string(key) == "low_multiplier" ? rq.low_multiplier : rq.low_shift) = std::move(v);
   }
   const int64_t zp = get_int("out_zero_point", 0, true);

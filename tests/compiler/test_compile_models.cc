@@ -20,7 +20,7 @@ struct Case {
   std::vector<int64_t> shape;
   // SNR of the compiled output against the reference. Quantised models: the fixed-point
   // requantisation (runtime/qnn.h, derived by compiler/passes/requant.cc) differs from ONNX
-  // Runtime's float requantisation by +-1 LSB on 0.005 % of mobilenetv2's elements (each layer on
+  // Runtime's float requantisation by +-1 LSB on 0.00007 % of mobilenetv2's elements (each layer on
   // the reference's inputs, tests/compiler/test_layer_agreement.cc); mobilenetv2's depthwise
   // layers amplify any single-LSB difference through 52 layers (the reference itself, with 110 of
   // its 150528 quantised inputs moved by one LSB, is only 14.7 dB from its own output), so its

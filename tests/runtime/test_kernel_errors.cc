@@ -95,6 +95,37 @@ TEST(KernelErrors, QConv2dAttributes) {
   EXPECT_NE(msg.find("requant 'multiplier' must be a list of 1 or 2 int32 values"),
             std::string::npos)
       << msg;
+  // the low limbs (runtime/qnn.h): both lists or neither, per-channel lists, the shift ranges
+  auto low_error = [&](json low_m, json low_s) {
+    json r = rq;
+    if (!low_m.is_null()) r["low_multiplier"] = low_m;
+    if (!low_s.is_null()) r["low_shift"] = low_s;
+    return user_error([&] { run_op("qconv2d", json{{"requant", r}}, ins, {y}); });
+  };
+  msg = low_error(json::array({json::array({1})}), nullptr);
+  EXPECT_NE(msg.find("requant has 'low_multiplier' without 'low_shift'"), std::string::npos) << msg;
+  msg = low_error(json::array({json::array({1, 2, 3})}), json::array({json::array({4})}));
+  EXPECT_NE(msg.find("requant 'low_multiplier' limb 0 must be a list of 1 or 2 int32 values, got [1,2,3]"),
+            std::string::npos)
+      << msg;
+  msg = low_error(json::array({json::array({1}), json::array({1})}), json::array({json::array({4})}));
+  EXPECT_NE(msg.find("requant has 2 low_multiplier limbs but 1 low_shift limbs"), std::string::npos) << msg;
+  msg = low_error(json::array({json::array({1})}), json::array({json::array({32})}));
+  EXPECT_NE(msg.find("requant low_shift[0][0] 32 is outside [0, 31]"), std::string::npos) << msg;
+  json many = json::array();
+  for (int i = 0; i < 8; ++i) many.push_back(json::array({0}));
+  msg = low_error(many, many);
+  EXPECT_NE(msg.find("requant 'low_multiplier' must be a list of at most 7 limbs"), std::string::npos) << msg;
+  {
+    json r = rq;
+    r["shift"] = {31};
+    r["low_multiplier"] = json::array({json::array({0}), json::array({0})});
+    r["low_shift"] = json::array({json::array({31}), json::array({1})});
+    msg = user_error([&] { run_op("qconv2d", json{{"requant", r}}, ins, {y}); });
+    EXPECT_NE(msg.find("requant channel 0: the total shift 63 (shift plus the low limbs' shifts) exceeds 62"),
+              std::string::npos)
+        << msg;
+  }
   msg = user_error([&] {
     run_op("qconv2d", json{{"requant", rq}, {"in_zero_point", 300}}, ins, {y});
   });

@@ -39,21 +39,33 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
     plan.const_row_names.push_back(std::move(name));
     return static_cast<int64_t>(plan.const_rows.size() - 1);
   };
-  auto imm_step = [](AluOp op, int32_t imm, std::string what) {
+  // Steps work on region `dst_region` of the tile's accumulators (AluStep::dst_region; 0 but
+  // for the low limbs' scratch copies), with an immediate, a constant row or a region as source.
+  int dst_region = 0;
+  auto base_step = [&](AluOp op, std::string what) {
     AluStep s;
     s.op = op;
-    s.use_imm = true;
-    s.imm = imm;
+    s.dst_region = dst_region;
     s.what = std::move(what);
     return s;
   };
-  auto row_step = [](AluOp op, int64_t row, std::string what) {
-    AluStep s;
-    s.op = op;
+  auto imm_step = [&](AluOp op, int32_t imm, std::string what) {
+    AluStep s = base_step(op, std::move(what));
+    s.use_imm = true;
+    s.imm = imm;
+    return s;
+  };
+  auto row_step = [&](AluOp op, int64_t row, std::string what) {
+    AluStep s = base_step(op, std::move(what));
     s.use_imm = false;
     s.const_row = row;
-    s.what = std::move(what);
     return s;
+  };
+  auto region_step = [&](AluOp op, int src, std::string what) {
+    AluStep s = base_step(op, std::move(what));
+    s.use_imm = false;
+    s.src_region = src;
+    plan.requant.push_back(std::move(s));
   };
   // The zero-point correction -in_zero_point * (sum of w[o] over the taps inside the input) is
   // the constant -in_zero_point * sum(w[o]) wherever the window lies inside the input: that
@@ -119,41 +131,23 @@ LayerPlan make_plan(const std::string& layer, const runtime::QConv2dParams& p,
   // the low limbs (runtime/qnn.h): limb j on scratch region j mod 2
   const int n_low = static_cast<int>(rq.low_limbs());
   plan.scratch_regions = std::min(n_low, 2);
-  auto region_step = [&](AluOp op, int dst, int src, const std::string& what) {
-    AluStep st;
-    st.op = op;
-    st.use_imm = false;
-    st.dst_region = dst;
-    st.src_region = src;
-    st.what = what;
-    plan.requant.push_back(std::move(st));
-  };
-  auto on_region = [&](int dst, auto&& emit) {
-    const size_t first = plan.requant.size();
-    emit();
-    for (size_t i = first; i < plan.requant.size(); ++i) plan.requant[i].dst_region = dst;
-  };
   if (n_low > 0) fold = false;
   for (int j = 0; j < n_low; ++j) {
-    const int r = 1 + j % 2;
+    dst_region = 1 + j % 2;
     const std::string limb = fmt::format("limb {} ", j);
-    on_region(r, [&] { plan.requant.push_back(imm_step(AluOp::kMul, 0, limb + "copy: clear")); });
-    region_step(AluOp::kAdd, r, 0, limb + "copy: add x");
-    on_region(r, [&] {
-      step(AluOp::kMul, values([&](const runtime::RequantChannel& c) { return c.low[j].multiplier; }),
-           limb + "multiplier");
-    });
-    if (j > 0) region_step(AluOp::kAdd, r, 1 + (j - 1) % 2, limb + "add limb " + std::to_string(j - 1));
-    on_region(r, [&] {
-      const auto rd = values([&](const runtime::RequantChannel& c) { return c.low[j].round; });
-      if (!all_equal(rd, 0)) step(AluOp::kAdd, rd, limb + "round digit");
-      const auto sh = values([&](const runtime::RequantChannel& c) { return c.low[j].shift; });
-      if (!all_equal(sh, 0)) step(AluOp::kShr, sh, limb + "shift");
-    });
+    plan.requant.push_back(imm_step(AluOp::kMul, 0, limb + "copy: clear"));
+    region_step(AluOp::kAdd, 0, limb + "copy: add x");
+    step(AluOp::kMul, values([&](const runtime::RequantChannel& c) { return c.low[j].multiplier; }), limb + "multiplier");
+    if (j > 0) region_step(AluOp::kAdd, 1 + (j - 1) % 2, limb + "add limb " + std::to_string(j - 1));
+    const auto rd = values([&](const runtime::RequantChannel& c) { return c.low[j].round; });
+    if (!all_equal(rd, 0)) step(AluOp::kAdd, rd, limb + "round digit");
+    const auto sh = values([&](const runtime::RequantChannel& c) { return c.low[j].shift; });
+    if (!all_equal(sh, 0)) step(AluOp::kShr, sh, limb + "shift");
   }
+  dst_region = 0;
   const auto mult = values([](const runtime::RequantChannel& c) { return c.multiplier; });
   if (!all_equal(mult, 1)) other_step(AluOp::kMul, mult, "multiplier");
-  if (n_low > 0) region_step(AluOp::kAdd, 0, 1 + (n_low - 1) % 2, fmt::format("add limb {}", n_low - 1));
+  if (n_low > 0) region_step(AluOp::kAdd, 1 + (n_low - 1) % 2, fmt::format("add limb {}", n_low - 1));
   // a channel with shift 0 adds 0 and shifts by 0 (runtime/qnn.h)
   add_step(values([](const runtime::RequantChannel& c) { return c.round; }), "round shift");
   const auto shifts = values([](const runtime::RequantChannel& c) { return c.shift; });
