@@ -65,8 +65,9 @@
 //    (each step is non-decreasing in x). Each low limb costs six ALU instructions per tile on
 //    the accelerator (copy, multiply, add the previous limb, round digit, shift; add to the
 //    top limb) and one or two scratch copies of the tile's accumulators (plan.h). On the
-//    bundled QDQ models every layer has a channel that needs one low limb (two limbs in all;
-//    mobilenetv2-12-int8: 7.09 M -> 9.83 M cycles).
+//    bundled QDQ models every one of the 76 layers has a channel that needs low limbs: one (two
+//    limbs in all) for 75 of them, two for mobilenetv2's classifier (Gemm_104, 1000 channels);
+//    mobilenetv2-12-int8: 7.09 M -> 9.83 M cycles.
 // Stores the result in the node's attrs["requant"] (runtime/cpu/kernels.h format).
 #pragma once
 
