@@ -31,6 +31,12 @@ void Analyzer::bind(const Var& v, const ConstIntBound& b) {
 
 void Analyzer::unbind(const Var& v) { impl_->bounds.erase(v); }
 
+std::optional<ConstIntBound> Analyzer::fact(const Var& v) const {
+  auto it = impl_->bounds.find(v);
+  if (it == impl_->bounds.end()) return std::nullopt;
+  return it->second;
+}
+
 ConstIntBound Analyzer::const_int_bound(const Expr& e) { return impl_->bound(e); }
 
 Expr Analyzer::simplify(const Expr& e) { return impl_->simplify(e); }
