@@ -405,8 +405,12 @@ bool check_property(const Expr& e, const std::vector<Domain>& doms, uint32_t see
       ASSERT_GE(bound.max, want) << where;
       ASSERT_LE(sbound.min, want) << where;
       ASSERT_GE(sbound.max, want) << where;
-      if (set.min.defined()) ASSERT_LE(eval_expr(set.min, env), want) << where << " set min " << to_text(set.min);
-      if (set.max.defined()) ASSERT_GE(eval_expr(set.max, env), want) << where << " set max " << to_text(set.max);
+      if (set.min.defined()) {
+        ASSERT_LE(eval_expr(set.min, env), want) << where << " set min " << to_text(set.min);
+      }
+      if (set.max.defined()) {
+        ASSERT_GE(eval_expr(set.max, env), want) << where << " set max " << to_text(set.max);
+      }
       return;
     }
     for (int64_t v = doms[k].lo; v <= doms[k].hi; ++v) {
