@@ -8,6 +8,10 @@
 //  - linear-form detection (coefficients of chosen variables, for DMA strides and micro-op
 //    index arithmetic).
 // Arithmetic is exact: constant folding that would overflow the expression's type is not done.
+// Like TVM, the analyses assume that integer +, -, * of a type do not overflow that type (index
+// arithmetic): bounds are clipped to the type's range. Casts are the exception: a cast that may
+// wrap gives the target type's whole range. Unsigned arithmetic is only constant-folded and
+// decided by bounds (no canonical sums, since it wraps by definition).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +76,9 @@ class Analyzer {
   void bind(const Var& v, const ConstIntBound& b);
   /// Forgets every fact about `v`.
   void unbind(const Var& v);
+  /// The bound given to `v` by the last bind() (after turning a Range into constants), or
+  /// std::nullopt when `v` is not bound. Lets a pass restore the facts it changed.
+  std::optional<ConstIntBound> fact(const Var& v) const;
 
   /// Bounds of an integer (or bool: 0/1) expression under the bound variables; unbound
   /// variables take their type's range.

@@ -1,0 +1,244 @@
+#include "compiler/tir/transforms/loop_partition.h"
+
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "compiler/tir/functor.h"
+#include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/simplify.h"
+#include "compiler/tir/util.h"
+#include "support/error.h"
+
+namespace tessel::tir::transforms {
+
+namespace {
+
+using arith::Analyzer;
+using arith::ConstIntBound;
+
+constexpr int64_t kLimit = int64_t{1} << 40;  // split points beyond this are not attempted
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// A chosen split: the If to remove and the iterations [lo, hi] where its condition holds.
+struct Split {
+  const IfThenElseNode* branch = nullptr;
+  int64_t lo = 0, hi = 0;
+};
+
+void restore(Analyzer& a, const Var& v, const std::optional<ConstIntBound>& saved) {
+  if (saved) a.bind(v, *saved);
+  else a.unbind(v);
+}
+
+// Finds the first `if (likely(cond))` under a loop over `var` in [m, last] whose condition is
+// provably true on a non-empty sub-range.
+class SplitFinder {
+ public:
+  SplitFinder(Analyzer& a, Var var, int64_t m, int64_t last) : an_(a), var_(std::move(var)), m_(m), last_(last) {}
+
+  std::optional<Split> find(const Stmt& s) {
+    if (!s.defined()) return std::nullopt;
+    switch (s.kind()) {
+      case StmtKind::kFor: {
+        const auto* f = s.as<ForNode>();
+        auto saved = an_.fact(f->loop_var);
+        an_.bind(f->loop_var, Range{f->min, f->extent});
+        auto r = find(f->body);
+        restore(an_, f->loop_var, saved);
+        return r;
+      }
+      case StmtKind::kIfThenElse: {
+        const auto* i = s.as<IfThenElseNode>();
+        if (auto r = try_branch(i)) return r;
+        if (auto r = find(i->then_case)) return r;
+        return find(i->else_case);
+      }
+      case StmtKind::kSeqStmt:
+        for (const Stmt& x : s.as<SeqStmtNode>()->seq) {
+          if (auto r = find(x)) return r;
+        }
+        return std::nullopt;
+      case StmtKind::kLetStmt: {
+        const auto* l = s.as<LetStmtNode>();
+        if (!l->value.dtype().is_integer() || !l->value.dtype().is_scalar()) return find(l->body);
+        auto saved = an_.fact(l->var);
+        an_.bind(l->var, an_.const_int_bound(l->value));
+        auto r = find(l->body);
+        restore(an_, l->var, saved);
+        return r;
+      }
+      case StmtKind::kAttrStmt: return find(s.as<AttrStmtNode>()->body);
+      case StmtKind::kAssertStmt: return find(s.as<AssertStmtNode>()->body);
+      case StmtKind::kAllocate: return find(s.as<AllocateNode>()->body);
+      default: return std::nullopt;
+    }
+  }
+
+ private:
+  std::optional<Split> try_branch(const IfThenElseNode* op) {
+    const auto* call = op->cond.as<CallNode>();
+    if (!call || call->op != intrin::kLikely || call->args.size() != 1) return std::nullopt;
+    Expr c = an_.simplify(call->args[0]);
+    ExprKind k = c.kind();
+    if (k != ExprKind::kLT && k != ExprKind::kLE && k != ExprKind::kGT && k != ExprKind::kGE) return std::nullopt;
+    auto ops = binary_operands(c);
+    if (!ops.a->dtype().is_int() || !ops.a->dtype().is_scalar()) return std::nullopt;
+    auto lin = arith::detect_linear_equation(*ops.a - *ops.b, {var_});
+    if (!lin) return std::nullopt;
+    const int64_t* a = as_const_int((*lin)[0]);
+    if (!a || *a == 0 || *a > kLimit || *a < -kLimit) return std::nullopt;
+    ConstIntBound b = an_.const_int_bound((*lin)[1]);
+    // cond is a*i + B op 0 for every B in [b.min, b.max]; it holds for all of them when
+    // a*i <= K (for < and <=) or a*i >= K (for > and >=).
+    bool upper = k == ExprKind::kLT || k == ExprKind::kLE;
+    int64_t end = upper ? b.max : b.min;
+    if (end <= -kLimit || end >= kLimit) return std::nullopt;
+    int64_t K = k == ExprKind::kLT ? -end - 1 : k == ExprKind::kLE ? -end : k == ExprKind::kGT ? 1 - end : -end;
+    int64_t lo = m_, hi = last_;
+    bool i_below = upper == (*a > 0);  // the solution is i <= bound (else i >= bound)
+    if (i_below) hi = std::min(hi, floor_div(K, *a));
+    else lo = std::max(lo, ceil_div(K, *a));
+    if (lo > hi) return std::nullopt;
+    return Split{op, lo, hi};
+  }
+
+  Analyzer& an_;
+  Var var_;
+  int64_t m_, last_;
+};
+
+// Replaces one If (by identity) with its then-branch.
+class TakeThen : public IRMutator {
+ public:
+  explicit TakeThen(const IfThenElseNode* target) : target_(target) {}
+
+ protected:
+  Stmt mutate(const IfThenElseNode* op, const Stmt& self) override {
+    if (op == target_) return mutate_stmt(op->then_case);
+    return IRMutator::mutate(op, self);
+  }
+
+ private:
+  const IfThenElseNode* target_;
+};
+
+// Gives every variable bound inside a statement (loop, let and allocated-buffer variables) a
+// fresh copy, so a duplicated loop body keeps the IR single-assignment.
+class Renamer : public IRMutator {
+ protected:
+  Expr mutate(const VarNode* op, const Expr& self) override {
+    auto it = vmap_.find(Var::from(self));
+    (void)op;
+    return it == vmap_.end() ? self : it->second;
+  }
+  Buffer mutate_buffer(const Buffer& b) override {
+    auto it = bmap_.find(b.get());
+    return it == bmap_.end() ? b : it->second;
+  }
+  Expr mutate(const LetNode* op, const Expr& self) override {
+    (void)self;
+    Expr v = mutate_expr(op->value);
+    Var nv = fresh(op->var);
+    return let(nv, v, mutate_expr(op->body));
+  }
+  Stmt mutate(const LetStmtNode* op, const Stmt& self) override {
+    (void)self;
+    Expr v = mutate_expr(op->value);
+    Var nv = fresh(op->var);
+    return let_stmt(nv, v, mutate_stmt(op->body));
+  }
+  Stmt mutate(const ForNode* op, const Stmt& self) override {
+    (void)self;
+    Expr mn = mutate_expr(op->min), ext = mutate_expr(op->extent);
+    Var nv = fresh(op->loop_var);
+    return for_loop(nv, mn, ext, op->kind, mutate_stmt(op->body), op->thread_tag);
+  }
+  Stmt mutate(const AllocateNode* op, const Stmt& self) override {
+    (void)self;
+    const Buffer& b = op->buffer;
+    Var data = fresh(b->data);
+    Buffer nb = Buffer::over(data, b->name, b->dtype, b->shape, b->scope, b->strides, b->elem_offset);
+    bmap_[b.get()] = nb;
+    return allocate(nb, mutate_stmt(op->body));
+  }
+
+ private:
+  Var fresh(const Var& v) {
+    Var nv(v.name(), v.dtype());
+    vmap_[v] = nv;
+    return nv;
+  }
+  std::map<Var, Expr, VarLess> vmap_;
+  std::map<const BufferNode*, Buffer> bmap_;
+};
+
+class Partitioner : public IRMutator {
+ public:
+  explicit Partitioner(Analyzer& a) : an_(a) {}
+
+ protected:
+  Stmt mutate(const ForNode* op, const Stmt& self) override {
+    if (op->kind == ForKind::kSerial) {
+      if (auto r = partition(op)) return *r;
+    }
+    auto saved = an_.fact(op->loop_var);
+    an_.bind(op->loop_var, Range{op->min, op->extent});
+    Stmt body = mutate_stmt(op->body);
+    restore(an_, op->loop_var, saved);
+    if (body.same_as(op->body)) return self;
+    return for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
+  }
+
+ private:
+  std::optional<Stmt> partition(const ForNode* op) {
+    const int64_t* m = as_const_int(an_.simplify(op->min));
+    const int64_t* e = as_const_int(an_.simplify(op->extent));
+    if (!m || !e || *e < 1 || *m <= -kLimit || *m >= kLimit || *e >= kLimit) return std::nullopt;
+    int64_t last = *m + *e - 1;
+    auto saved = an_.fact(op->loop_var);
+    an_.bind(op->loop_var, ConstIntBound{*m, last});
+    std::optional<Split> split = SplitFinder(an_, op->loop_var, *m, last).find(op->body);
+    restore(an_, op->loop_var, saved);
+    if (!split) return std::nullopt;
+    DataType t = op->loop_var.dtype();
+    std::vector<Stmt> pieces;
+    auto piece = [&](int64_t lo, int64_t hi, const Stmt& body, bool fresh) {
+      if (lo > hi) return;
+      Stmt loop = for_loop(op->loop_var, make_const(t, lo), make_const(t, hi - lo + 1), ForKind::kSerial, body, "");
+      if (fresh) loop = Renamer().mutate_stmt(loop);
+      pieces.push_back(mutate_stmt(simplify(loop, an_)));
+    };
+    piece(*m, split->lo - 1, op->body, true);
+    piece(split->lo, split->hi, TakeThen(split->branch).mutate_stmt(op->body), false);
+    piece(split->hi + 1, last, op->body, true);
+    std::vector<Stmt> kept;
+    for (Stmt& s : pieces) {
+      if (!is_no_op(s)) kept.push_back(std::move(s));
+    }
+    return seq(std::move(kept));
+  }
+
+  Analyzer& an_;
+};
+
+}  // namespace
+
+Stmt loop_partition(const Stmt& s, arith::Analyzer& analyzer) {
+  TESSEL_CHECK(s.defined(), "loop_partition of an undefined statement");
+  return Partitioner(analyzer).mutate_stmt(s);
+}
+
+PrimFunc loop_partition(const PrimFunc& f) {
+  TESSEL_CHECK(f.defined(), "loop_partition of an undefined function");
+  arith::Analyzer a;
+  Stmt body = loop_partition(f->body, a);
+  return body.same_as(f->body) ? f : f.with_body(body);
+}
+
+}  // namespace tessel::tir::transforms
