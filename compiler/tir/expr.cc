@@ -44,10 +44,33 @@ Var Var::from(const Expr& e) {
 }
 
 BinaryOperands binary_operands(const Expr& e) {
-  if (!e.defined() || !is_binary(e.kind())) return {};
-  // Every BinaryNode<K> has the same layout; AddNode stands for all of them.
-  const auto* n = static_cast<const AddNode*>(e.get());
-  return {&n->a, &n->b};
+  if (!e.defined()) return {};
+  switch (e.kind()) {
+#define TESSEL_OPERANDS(K)                                                \
+  case ExprKind::K: {                                                     \
+    const auto* n = static_cast<const BinaryNode<ExprKind::K>*>(e.get()); \
+    return {&n->a, &n->b};                                                \
+  }
+    TESSEL_OPERANDS(kAdd)
+    TESSEL_OPERANDS(kSub)
+    TESSEL_OPERANDS(kMul)
+    TESSEL_OPERANDS(kDiv)
+    TESSEL_OPERANDS(kMod)
+    TESSEL_OPERANDS(kFloorDiv)
+    TESSEL_OPERANDS(kFloorMod)
+    TESSEL_OPERANDS(kMin)
+    TESSEL_OPERANDS(kMax)
+    TESSEL_OPERANDS(kEQ)
+    TESSEL_OPERANDS(kNE)
+    TESSEL_OPERANDS(kLT)
+    TESSEL_OPERANDS(kLE)
+    TESSEL_OPERANDS(kGT)
+    TESSEL_OPERANDS(kGE)
+    TESSEL_OPERANDS(kAnd)
+    TESSEL_OPERANDS(kOr)
+#undef TESSEL_OPERANDS
+    default: return {};
+  }
 }
 
 Range Range::from_min_extent(Expr min, Expr extent) { return Range{std::move(min), std::move(extent)}; }
