@@ -27,6 +27,18 @@ T floor_div(T a, T b) {
   const T q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
+/// The 128-bit form: one division (the remainder from a multiplication), and a 64-bit division
+/// when both operands fit 64 bits, as nearly all do (exact_one_limb divides thousands of times
+/// per channel; a 128-bit division is a library call several times slower).
+template <>
+__int128 floor_div<__int128>(__int128 a, __int128 b) {
+  constexpr __int128 kMin64 = std::numeric_limits<int64_t>::min(), kMax64 = std::numeric_limits<int64_t>::max();
+  if (a > kMin64 && a <= kMax64 && b > kMin64 && b <= kMax64) {
+    return floor_div<int64_t>(static_cast<int64_t>(a), static_cast<int64_t>(b));
+  }
+  const __int128 q = a / b;
+  return (q * b != a && a < 0) ? q - 1 : q;
+}
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 enum class Form { kPlain = 0, kClamp = 1, kCentred = 2 };
