@@ -34,6 +34,9 @@ struct CompileOptions {
   accel::ScheduleKnobs knobs;
   /// Dump the IR after this pass ("all" for every pass) into CompileResult::ir_dump.
   std::string dump_ir_after;
+  /// Threads lowering the offloaded layers (each layer is lowered on one thread; the result does
+  /// not depend on the count). 0: std::thread::hardware_concurrency().
+  int jobs = 0;
 };
 
 /// Per-layer facts for reports (one per Executable step that computes something).

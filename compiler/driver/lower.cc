@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <optional>
+#include <thread>
 
 #include "compiler/backend/accel/passes.h"
 #include "compiler/ir/qnn_attrs.h"
@@ -257,8 +259,57 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
   if (opts.dump_ir_after == "all") accel_dump_after = "all";
   for (const std::string& name : accel_pass_names())
     if (name == opts.dump_ir_after) accel_dump_after = name;
-  for (const ir::Node& n : g.nodes) {
+  // The offloaded layers are independent: lower them on a pool of threads (each result in its
+  // own slot, so the executable does not depend on the thread count), then assemble in order.
+  std::vector<size_t> accel_nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
     if (!n.is_tessel()) throw_internal_error("{} was not lowered to a tessel kernel by the graph passes", ir::describe(n));
+    if (n.placement == runtime::Placement::kAccel) {
+      TESSEL_CHECK(n.op == "qconv2d", "{} placed on the accelerator", ir::describe(n));
+      accel_nodes.push_back(i);
+    }
+  }
+  std::vector<accel::LoweredLayer> lowered_layers(accel_nodes.size());
+  std::vector<std::exception_ptr> errors(accel_nodes.size());
+  {
+    const std::vector<accel::ScheduleKnobs> schedules = queue_safe_schedules(opts.knobs);
+    auto lower_one = [&](size_t k) {
+      const ir::Node& n = g.nodes[accel_nodes[k]];
+      try {
+        accel::AccelLayer layer;
+        layer.name = n.name;
+        layer.params = ir::qconv2d_params(g, n);
+        const auto w = g.const_i64(n.inputs[1]);
+        layer.weights.assign(w.begin(), w.end());
+        const auto b = g.const_i64(n.inputs[2]);
+        layer.bias.assign(b.begin(), b.end());
+        lowered_layers[k] = lower_offloaded_layer(layer, n.source_op.empty() ? n.op : n.source_op, opts.config,
+                                                  schedules, accel_dump_after);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    };
+    const size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
+    const size_t jobs = std::min(accel_nodes.size(), opts.jobs > 0 ? static_cast<size_t>(opts.jobs) : hw);
+    if (jobs <= 1) {
+      for (size_t k = 0; k < accel_nodes.size(); ++k) lower_one(k);
+    } else {
+      std::atomic<size_t> next{0};
+      std::vector<std::thread> pool;
+      for (size_t t = 0; t < jobs; ++t) {
+        pool.emplace_back([&] {
+          for (size_t k = next++; k < accel_nodes.size(); k = next++) lower_one(k);
+        });
+      }
+      for (std::thread& t : pool) t.join();
+    }
+    // the first failing layer in graph order, whatever the thread count
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  size_t next_accel = 0;
+  for (const ir::Node& n : g.nodes) {
     runtime::Step s;
     s.name = n.name;
     s.op = n.op;
@@ -275,16 +326,7 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
     info.placement = n.placement;
     info.macs = step_macs(g, n);
     if (n.placement == runtime::Placement::kAccel) {
-      TESSEL_CHECK(n.op == "qconv2d", "{} placed on the accelerator", ir::describe(n));
-      accel::AccelLayer layer;
-      layer.name = n.name;
-      layer.params = ir::qconv2d_params(g, n);
-      const auto w = g.const_i64(n.inputs[1]);
-      layer.weights.assign(w.begin(), w.end());
-      const auto b = g.const_i64(n.inputs[2]);
-      layer.bias.assign(b.begin(), b.end());
-      accel::LoweredLayer lowered = lower_offloaded_layer(layer, info.op, opts.config,
-                                                          queue_safe_schedules(opts.knobs), accel_dump_after);
+      accel::LoweredLayer& lowered = lowered_layers[next_accel++];
       if (!lowered.ir_dump.empty()) accel_dump += fmt::format("; layer {}\n{}", n.name, lowered.ir_dump);
       info.ideal_gemm_uops = lowered.ideal_gemm_uops;
       info.dram_bytes = program_dram_bytes(lowered.program);

@@ -306,6 +306,10 @@ struct Stage {
   void compute(int64_t cycles, int64_t n = 1) { push({Op::kCompute, n, 0, cycles}); }
   void read(int64_t beats, int64_t pad = 0, int64_t n = 1) { push({Op::kRead, n, beats, pad}); }
   void write(int64_t beats, int64_t n = 1) { push({Op::kWrite, n, beats, 0}); }
+  void clear() {
+    ops.clear();
+    insns = 0;
+  }
 
  private:
   void push(const Op& op) {
@@ -355,9 +359,27 @@ class Bus {
 /// the first GEMM (LOAD ACC of constants or of the init tensor, GEMM reset) and after the last
 /// (the ALU requantisation); the store stage; and the DRAM bus beats of all of it.
 struct TileCost {
-  std::vector<Stage> load, gemm;
+  std::vector<Stage> load, gemm;  ///< per input-channel chunk (the first `chunks` entries)
+  size_t chunks = 0;
   Stage pre, post, store;
   int64_t beats = 0;
+  /// Empties the tile for reuse with `n` chunks, keeping every vector's capacity (the search
+  /// costs millions of tiles; allocating per tile dominated the compile time).
+  void reset(size_t n) {
+    if (load.size() < n) {
+      load.resize(n);
+      gemm.resize(n);
+    }
+    chunks = n;
+    for (size_t k = 0; k < n; ++k) {
+      load[k].clear();
+      gemm[k].clear();
+    }
+    pre.clear();
+    post.clear();
+    store.clear();
+    beats = 0;
+  }
 };
 
 /// Estimated cycles of the modules running the stream that the passes emit: tiles in groups of
@@ -371,13 +393,19 @@ struct TileCost {
 class Pipeline {
  public:
   Pipeline(int vt, const Rates& r) : vt_(static_cast<size_t>(vt)), r_(r),
-        buf_ready_(vt_, 0), acc_ready_(vt_, 0) {}
+        buf_ready_(vt_, 0), acc_ready_(vt_, 0), group_(vt_), load_end_(vt_), comp_end_(vt_) {}
   /// Adds work to the compute module outside the tiles (the up-front LOAD UOP).
   void add_compute(const Stage& s) { run(comp_free_, 0, s); }
-  /// Adds the next tile (tiles are grouped by vt); returns the estimated end (cycles) so far.
-  int64_t add(const TileCost& t) {
-    group_.push_back(t);
-    if (group_.size() == vt_) flush();
+  /// The next tile's slot, emptied for `chunks` input-channel chunks; fill it, then add().
+  TileCost& next(size_t chunks) {
+    TileCost& t = group_[group_n_];
+    t.reset(chunks);
+    return t;
+  }
+  /// Adds the tile filled in next()'s slot (tiles are grouped by vt); returns the estimated end
+  /// (cycles) so far.
+  int64_t add() {
+    if (++group_n_ == vt_) flush();
     return store_free_;
   }
   /// Runs a partial last group and the stream's ending (store no-op, compute no-op, FINISH);
@@ -440,33 +468,34 @@ class Pipeline {
   }
 
   void flush() {
-    if (group_.empty()) return;
+    if (group_n_ == 0) return;
     size_t chunks = 0;
-    for (const TileCost& t : group_) chunks = std::max(chunks, t.load.size());
-    std::vector<int64_t> load_end(group_.size(), 0);
+    for (size_t i = 0; i < group_n_; ++i) chunks = std::max(chunks, group_[i].chunks);
+    std::fill(load_end_.begin(), load_end_.end(), 0);
     for (size_t k = 0; k < chunks; ++k) {
-      for (size_t i = 0; i < group_.size(); ++i) {
-        if (k >= group_[i].load.size()) continue;
-        load_end[i] = run(load_free_, buf_ready_[i], group_[i].load[k]);
+      for (size_t i = 0; i < group_n_; ++i) {
+        if (k >= group_[i].chunks) continue;
+        load_end_[i] = run(load_free_, buf_ready_[i], group_[i].load[k]);
       }
-      for (size_t i = 0; i < group_.size(); ++i) {
+      for (size_t i = 0; i < group_n_; ++i) {
         if (k == 0) run(comp_free_, acc_ready_[i], group_[i].pre);
-        if (k >= group_[i].gemm.size() || group_[i].gemm[k].insns == 0) continue;
-        buf_ready_[i] = run(comp_free_, load_end[i], group_[i].gemm[k]);
+        if (k >= group_[i].chunks || group_[i].gemm[k].insns == 0) continue;
+        buf_ready_[i] = run(comp_free_, load_end_[i], group_[i].gemm[k]);
       }
     }
-    std::vector<int64_t> comp_end(group_.size());
-    for (size_t i = 0; i < group_.size(); ++i) comp_end[i] = run(comp_free_, 0, group_[i].post);
-    for (size_t i = 0; i < group_.size(); ++i) {
-      acc_ready_[i] = run(store_free_, comp_end[i], group_[i].store);
+    for (size_t i = 0; i < group_n_; ++i) comp_end_[i] = run(comp_free_, 0, group_[i].post);
+    for (size_t i = 0; i < group_n_; ++i) {
+      acc_ready_[i] = run(store_free_, comp_end_[i], group_[i].store);
     }
-    group_.clear();
+    group_n_ = 0;
   }
 
   size_t vt_;
   Rates r_;
   std::vector<int64_t> buf_ready_, acc_ready_;  ///< per virtual thread
-  std::vector<TileCost> group_;
+  std::vector<TileCost> group_;  ///< one slot per virtual thread, reused
+  size_t group_n_ = 0;            ///< slots filled
+  std::vector<int64_t> load_end_, comp_end_;  ///< per slot, scratch of flush()
   int64_t load_free_ = 0, comp_free_ = 0, store_free_ = 0;
   int64_t next_insn_ = 0;  ///< program-order index of the next instruction
   Bus bus_;
@@ -680,7 +709,6 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
             pipe.add_compute(uop_load);
             beats += b;
           }
-          TileCost tc;
           int64_t cost = 0;
           size_t oi = 0;
           // per virtual thread: the first output block whose constant rows its ACC region holds
@@ -698,7 +726,6 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
               for (int64_t x0 = 0; x0 < g.ow && cost <= limit; x0 += tw) {
                 const int64_t w = std::min(tw, g.ow - x0);
                 const Window wx = input_window(x0, w, g.kw, g.sw, g.pl, g.iw);
-                tc = TileCost{};
                 const size_t thread = static_cast<size_t>(tile_index++ % vt);
                 const bool no_input = wy.real == 0 || wx.real == 0;  // tile_window_empty
                 const bool wgt_reused = s.n_chunks == 1 && wgt_held[thread] == ob0;
@@ -706,13 +733,11 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
                 // LOAD INP: real rows from DRAM (one burst each), then the zero padding
                 const int64_t inp_beats = wy.real * rates.row_beats(wx.real * inp_bytes);
                 const int64_t inp_pad = wy.total() * wx.total() - wy.real * wx.real;
-                for (const ChunkNeeds& n : needs[oi]) {
-                  Stage ld, gm;
-                  if (no_input) {
-                    tc.load.push_back(ld);
-                    tc.gemm.push_back(gm);
-                    continue;
-                  }
+                TileCost& tc = pipe.next(needs[oi].size());
+                for (size_t k = 0; k < needs[oi].size() && !no_input; ++k) {
+                  const ChunkNeeds& n = needs[oi][k];
+                  Stage& ld = tc.load[k];
+                  Stage& gm = tc.gemm[k];
                   ld.read(inp_beats, inp_pad, n.inp_blocks);
                   tc.beats += n.inp_blocks * inp_beats;
                   for (size_t r = 0; r < (wgt_reused ? 0 : n.wgt_loads.size()); ++r) {
@@ -729,8 +754,6 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
                     }
                     gm.compute(n.wgt_tiles * khw * h * w + gemm_fill);
                   }
-                  tc.load.push_back(ld);
-                  tc.gemm.push_back(gm);
                 }
                 int64_t& held = const_held[thread];
                 if (const_rows > 0 && held != ob0) {
@@ -752,7 +775,7 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
                 tc.store.write(out_beats, obn);
                 tc.beats += obn * out_beats;
                 beats += tc.beats;
-                cost = pipe.add(tc);
+                cost = pipe.add();
               }
             }
           }
