@@ -39,13 +39,31 @@ double seconds_since(Clock::time_point t0) {
 }
 
 void check_dump_ir(const std::string& pass) {
-  if (pass.empty() || pass == "all") return;
+  if (pass.empty() || pass == "all" || pass == "list") return;
   const std::vector<std::string> names = compiler::pass_names();
   if (std::find(names.begin(), names.end(), pass) == names.end()) {
     std::string list;
     for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     throw_user_error("unknown pass {} for --dump-ir (passes: {}, or all)", support::quote(pass), list);
   }
+}
+
+/// --dump-ir list: every pass in order with its level and what it does.
+void print_pass_list(std::ostream& out) {
+  out << "passes in order (graph: once per model; kernel, accel: per offloaded layer):\n";
+  for (const compiler::PassInfo& p : compiler::pass_list())
+    out << fmt::format("  {:<7} {:<24} {}\n", p.level, p.name, p.summary);
+}
+
+/// --time-passes: the model-level stages (wall time), then the per-layer passes summed over the
+/// offloaded layers (thread time).
+void print_pass_times(const compiler::CompileResult& cr, std::ostream& out) {
+  out << "pass times (wall, ms):\n";
+  for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  if (cr.kernel_pass_timings.empty()) return;
+  out << "per-layer passes (summed over the offloaded layers, thread time, ms):\n";
+  for (const compiler::PassTiming& p : cr.kernel_pass_timings)
+    out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
 }
 
 // Classifier output: [N,K] or [N,K,1,1] with K >= 2.
@@ -249,6 +267,10 @@ std::vector<compiler::LayerInfo> layers_of_executable(const runtime::Executable&
 }  // namespace
 
 int run_command(const RunOptions& o, std::ostream& out) {
+  if (o.dump_ir == "list") {
+    print_pass_list(out);
+    return 0;
+  }
   check_sim_available(o.sim, runtime::Device::kinds());
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
@@ -375,6 +397,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     cr = compiler::compile_onnx(o.model, copts);
     compile_ms = seconds_since(t_compile) * 1e3;
     if (!o.dump_ir.empty()) out << cr.ir_dump << (cr.ir_dump.empty() || cr.ir_dump.back() == '\n' ? "" : "\n");
+    if (o.time_passes) print_pass_times(cr, out);
   }
 
   // A model with several outputs writes --output as STEM_<i>.npy: those names too must not be
@@ -579,6 +602,11 @@ int run_command(const RunOptions& o, std::ostream& out) {
 }
 
 int compile_command(const CompileCmdOptions& o, std::ostream& out) {
+  if (o.dump_ir == "list") {
+    print_pass_list(out);
+    return 0;
+  }
+  if (o.output_path.empty()) throw_user_error("tessel compile needs the output executable: -o/--output FILE");
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
   check_output_path(o.output_path, "--output");
@@ -624,7 +652,11 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
                      "{} programs\n",
                      support::escape_bytes(o.model), ms, cr.quantized_by_tessel ? " (quantised by tessel)" : "",
                      cr.exe.steps.size(), cr.layers.size(), accel, cr.exe.programs.size());
-  for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  if (o.time_passes) {
+    print_pass_times(cr, out);
+  } else {
+    for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  }
   out << fmt::format("wrote {} ({} bytes)\n", support::escape_bytes(o.output_path), bytes.size());
   return 0;
 }

@@ -36,7 +36,8 @@ struct RunOptions {
   std::vector<std::string> calib;      ///< calibration files (float models)
   bool offload = true;
   bool approximate_requant = false;    ///< --approximate-requant (CompileOptions::exact_requant false)
-  std::string dump_ir;                 ///< pass name or "all" ("" = none)
+  std::string dump_ir;                 ///< pass name or "all" ("" = none); "list": print the passes, run nothing
+  bool time_passes = false;            ///< --time-passes: print every pass's time (graph and per-layer)
   std::vector<std::string> label_search_dirs;  ///< where data/imagenet/imagenet_classes.txt is looked for
 };
 
@@ -50,8 +51,9 @@ int run_command(const RunOptions& o, std::ostream& out);
 
 /// Options of `tessel compile`.
 struct CompileCmdOptions {
-  std::string model, output_path, config_path, dump_ir;
+  std::string model, output_path, config_path, dump_ir;  ///< dump_ir "list": print the passes, compile nothing
   std::vector<std::string> calib;
+  bool time_passes = false;  ///< --time-passes: also the per-layer passes' times (summed over layers)
   bool nhwc = false;
   int64_t batch = 1;
   bool offload = true;

@@ -192,13 +192,14 @@ int main(int argc, char** argv) {
   bool run_no_offload = false;
   run->add_flag("--no-offload", run_no_offload, "run every layer on the CPU");
   run->add_flag("--approximate-requant", ro.approximate_requant, kApproximateRequantHelp);
-  run->add_option("--dump-ir", ro.dump_ir, "print the IR after this pass (or 'all')");
+  run->add_option("--dump-ir", ro.dump_ir, "print the IR after this pass ('all': after every pass; 'list': list the passes and exit)");
+  run->add_flag("--time-passes", ro.time_passes, "print every pass's time (graph passes, and the per-layer passes summed over layers)");
 
   // ---- compile ----
   CompileCmdOptions co;
   CLI::App* compile = app.add_subcommand("compile", "compile a model into an executable (.tsx)");
   compile->add_option("model", co.model, "ONNX model")->required();
-  compile->add_option("-o,--output", co.output_path, "output executable")->required();
+  compile->add_option("-o,--output", co.output_path, "output executable (required unless --dump-ir list)");
   compile->add_option("--config", co.config_path, "hardware configuration JSON");
   compile->add_option("--calib", co.calib, "calibration input files (required for float models)");
   compile->add_flag("--nhwc", co.nhwc, "calibration files are NHWC");
@@ -206,7 +207,8 @@ int main(int argc, char** argv) {
   bool compile_no_offload = false;
   compile->add_flag("--no-offload", compile_no_offload, "place every layer on the CPU");
   compile->add_flag("--approximate-requant", co.approximate_requant, kApproximateRequantHelp);
-  compile->add_option("--dump-ir", co.dump_ir, "print the IR after this pass (or 'all')");
+  compile->add_option("--dump-ir", co.dump_ir, "print the IR after this pass ('all': after every pass; 'list': list the passes and exit)");
+  compile->add_flag("--time-passes", co.time_passes, "print every pass's time (graph passes, and the per-layer passes summed over layers)");
 
   // ---- asm / disasm ----
   std::string asm_in, asm_out, asm_config;

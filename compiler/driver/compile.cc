@@ -31,6 +31,14 @@ reference::RefTensor to_ref(const runtime::HostTensor& h, const std::string& wha
 
 }  // namespace
 
+std::vector<PassInfo> pass_list() {
+  std::vector<PassInfo> v;
+  for (const auto& p : passes::graph_pipeline()) v.push_back({p.name, "graph", p.summary});
+  v.push_back({"lower", "driver", "the graph to the executable; offloaded layers lowered in parallel"});
+  for (const auto& p : driver::accel_pass_list()) v.push_back(p);
+  return v;
+}
+
 std::vector<std::string> pass_names() {
   std::vector<std::string> names;
   for (const auto& p : passes::graph_pipeline()) names.push_back(p.name);

@@ -49,6 +49,7 @@ struct LayerInfo {
   int64_t ideal_gemm_uops = 0;      ///< accelerator compute roofline in uops (offloaded layers)
   uint64_t dram_bytes = 0;          ///< static DRAM traffic estimate of the Program (bytes)
   std::string schedule;             ///< chosen schedule (offloaded layers)
+  int64_t est_cycles = 0;           ///< the schedule cost model's estimate (offloaded layers; cycles)
 };
 
 /// Wall time of one compiler stage (milliseconds), in order: "import" (ONNX to graph IR), the
@@ -62,6 +63,10 @@ struct CompileResult {
   runtime::Executable exe;
   std::vector<LayerInfo> layers;
   std::vector<PassTiming> pass_timings;
+  /// Per-layer passes (the "kernel" and "accel" levels of pass_list(), in that order, then
+  /// "verify"): milliseconds summed over the offloaded layers. Layers are lowered on
+  /// CompileOptions::jobs threads, so the sum is thread time and can exceed "lower"'s wall time.
+  std::vector<PassTiming> kernel_pass_timings;
   std::string ir_dump;
   bool quantized_by_tessel = false;  ///< the model was float and Tessel quantised it
 };
@@ -82,6 +87,18 @@ CompileResult compile_onnx_bytes(const std::string& bytes, const std::string& wh
 
 /// Names of the graph passes and loop-IR passes in pipeline order (for --dump-ir).
 std::vector<std::string> pass_names();
+
+/// One entry of the compiler's pass list: `level` is "graph" (passes::graph_pipeline(), once per
+/// model), "driver" (lower: the graph to the executable), "kernel" (per offloaded layer: the
+/// schedule search) or "accel" (per offloaded layer, the accelerator backend's passes, in
+/// order); `summary` says what it does in one line.
+struct PassInfo {
+  std::string name, level, summary;
+};
+
+/// Every pass in pipeline order, with level and summary (tessel compile --dump-ir list); the
+/// names are pass_names().
+std::vector<PassInfo> pass_list();
 
 /// The float reference: the ONNX model evaluated as written, on the CPU, in float32 (QDQ and
 /// QLinear operators with ONNX Runtime's semantics: round half to even, saturation).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -160,7 +161,10 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
       ++not_fitting;
       continue;
     }
+    const auto t_verify = std::chrono::steady_clock::now();
     const std::vector<isa::Diagnostic> diags = isa::check_program(lowered.program);
+    lowered.pass_ms.emplace_back(
+        "verify", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_verify).count());
     if (diags.empty()) {
       if (k > 0 && requested_no_fit) {
         lowered.schedule += fmt::format(" (the requested schedule, {}, does not fit: {})", describe_knobs(schedules[0]),
@@ -192,6 +196,12 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
   throw_user_error("layer '{}' ({}) cannot be scheduled with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={}: {}; {}; {}",
                    layer.name, op, cfg.cmd_queue_depth, cfg.token_queue_depth, first_message, tried,
                    needed_depths(deadlocked, cfg));
+}
+
+std::vector<PassInfo> accel_pass_list() {
+  std::vector<PassInfo> v = {{"schedule", "kernel", "tile sizes, input-channel chunk and virtual threads by the cost model"}};
+  for (const accel::Pass& p : accel::pass_pipeline()) v.push_back({p.name, "accel", p.summary});
+  return v;
 }
 
 std::vector<std::string> accel_pass_names() {
@@ -327,10 +337,20 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
     info.macs = step_macs(g, n);
     if (n.placement == runtime::Placement::kAccel) {
       accel::LoweredLayer& lowered = lowered_layers[next_accel++];
+      for (const auto& [pass, ms] : lowered.pass_ms) {
+        auto it = std::find_if(result.kernel_pass_timings.begin(), result.kernel_pass_timings.end(),
+                               [&](const PassTiming& t) { return t.pass == pass; });
+        if (it == result.kernel_pass_timings.end()) {
+          result.kernel_pass_timings.push_back({pass, ms});
+        } else {
+          it->ms += ms;
+        }
+      }
       if (!lowered.ir_dump.empty()) accel_dump += fmt::format("; layer {}\n{}", n.name, lowered.ir_dump);
       info.ideal_gemm_uops = lowered.ideal_gemm_uops;
       info.dram_bytes = program_dram_bytes(lowered.program);
       info.schedule = lowered.schedule;
+      info.est_cycles = lowered.est_cycles;
       s.program = static_cast<int>(exe.programs.size());
       s.input_segments = {"inp", "", ""};
       s.output_segments = {"out"};

@@ -65,6 +65,10 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
 /// lower_offloaded_layer() with queue_safe_schedules(opts.knobs). Throws InternalError if a node
 /// is not a Tessel kernel node or a value has a type the executable cannot hold, and what
 /// lower_offloaded_layer throws (UserError naming the layer) for offloaded layers.
+/// The per-layer passes in order: "schedule" (level "kernel"), then accel::pass_pipeline()
+/// (level "accel"); names as accel_pass_names().
+std::vector<PassInfo> accel_pass_list();
+
 void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, CompileResult& result);
 
 }  // namespace tessel::compiler::driver

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -78,6 +79,7 @@ struct LayerRecord {
   uint64_t insns = 0;     ///< Program::insns.size()
   uint64_t cycles = 0;    ///< cycle model, start to FINISH
   std::string sha256;     ///< of Program::serialize(), lower-case hex
+  int64_t est_cycles = 0; ///< the schedule cost model's estimate (printed, not recorded)
 };
 
 struct RunRecord {
@@ -283,6 +285,7 @@ RunRecord run_one(const std::string& key, const fs::path& path, const ModelInput
     l.label = bench::label_of(li);
     l.insns = prog.insns.size();
     l.cycles = ms[static_cast<size_t>(li.step)].accel.cycles;
+    l.est_cycles = li.est_cycles;
     l.sha256 = sha256_hex(bytes.data(), bytes.size());
     r.insns += l.insns;
     r.cycles += l.cycles;
@@ -365,8 +368,21 @@ Corpus build_corpus(const Options& o) {
         }
         fmt::print("  {} on {}: not compiled: {}\n", f.key, name, *r.error);
       } else {
-        fmt::print("  {} on {}: {} offloaded layers, {} instructions, {} cycles, compiled in {:.2f} s\n",
-                   f.key, name, r.layers.size(), r.insns, r.cycles, r.compile_seconds);
+        // the cost model against the cycle model, layer by layer (printed only)
+        double worst = 0, sum = 0;
+        size_t over2 = 0;
+        for (const LayerRecord& l : r.layers) {
+          const double e = l.cycles == 0 ? 0.0
+                                         : std::abs(static_cast<double>(l.est_cycles) - static_cast<double>(l.cycles)) /
+                                               static_cast<double>(l.cycles);
+          worst = std::max(worst, e);
+          sum += e;
+          over2 += e > 0.02;
+        }
+        fmt::print("  {} on {}: {} offloaded layers, {} instructions, {} cycles, compiled in {:.2f} s; cost model "
+                   "vs cycles: mean {:.2f}%, worst {:.2f}%, {} layers over 2%\n",
+                   f.key, name, r.layers.size(), r.insns, r.cycles, r.compile_seconds,
+                   r.layers.empty() ? 0.0 : 100 * sum / static_cast<double>(r.layers.size()), 100 * worst, over2);
       }
       std::fflush(stdout);
       if (f.key == kResNet18Key && !r.error) {

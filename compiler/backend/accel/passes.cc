@@ -15,10 +15,14 @@ namespace tessel::compiler::accel {
 
 const std::vector<Pass>& pass_pipeline() {
   static const std::vector<Pass> kPasses = {
-      {"inject_dma_copy", inject_dma_copy}, {"tensorize_gemm", tensorize_gemm},
-      {"inject_bias", inject_bias},         {"inject_alu_requant", inject_alu_requant},
-      {"fold_uop_loops", fold_uop_loops},   {"inject_virtual_threads", inject_virtual_threads},
-      {"allocate_uops", allocate_uops},     {"insert_dep_tokens", insert_dep_tokens},
+      {"inject_dma_copy", "tiles to LOAD INP/WGT, compute and STORE stages (padding as DMA pads)", inject_dma_copy},
+      {"tensorize_gemm", "compute to GEMM micro-op bodies in y/x loops (zero weight tiles skipped)", tensorize_gemm},
+      {"inject_bias", "accumulator initialisation: constant rows, init tensor or reset + bias", inject_bias},
+      {"inject_alu_requant", "the requantisation chain of runtime/qnn.h as ALU operations", inject_alu_requant},
+      {"fold_uop_loops", "two loops around each micro-op body into iter_out/iter_in and kernels", fold_uop_loops},
+      {"inject_virtual_threads", "virtual threads: absolute SRAM indices, interleaved tile stages", inject_virtual_threads},
+      {"allocate_uops", "the micro-op table in DRAM and its LOAD UOPs", allocate_uops},
+      {"insert_dep_tokens", "dependency tokens from SRAM regions, the ending and FINISH", insert_dep_tokens},
   };
   return kPasses;
 }

@@ -37,6 +37,7 @@ namespace tessel::compiler::accel {
 /// One named pass.
 struct Pass {
   const char* name;
+  const char* summary;  ///< one line: what the pass does (tessel compile --dump-ir list)
   void (*run)(Stmt& root, LoweringContext& ctx);
 };
 
