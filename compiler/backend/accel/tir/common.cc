@@ -79,8 +79,9 @@ const tir::CallNode* evaluated_call(const tir::Stmt& s) {
 int64_t buffer_bytes(const tir::Buffer& buf) {
   const std::optional<int64_t> n = tir::arith::as_const(buf.num_elements());
   if (!n) {
+    tir::arith::Analyzer az;
     throw_user_error("buffer '{}' has a non-constant shape ({} elements)", buf->name,
-                     tir::to_text(buf.num_elements()));
+                     tir::to_text(az.simplify(buf.num_elements())));
   }
   return *n * buf->dtype.bytes();
 }

@@ -29,6 +29,7 @@ namespace {
 
 /// One micro-op call of a kernel, its indices resolved to scratchpad rows.
 struct UopCall {
+  Stmt stmt;  ///< keeps `call` alive (unrolled loops make new statements)
   const tir::CallNode* call = nullptr;
   std::array<Expr, 3> row;  ///< dst, src, wgt (wgt: 0 for ALU)
 };
@@ -101,6 +102,7 @@ class Folder : public tir::IRMutator {
                        ta::kUopKernel, want, tir::to_text(s));
     }
     UopCall u;
+    u.stmt = s;
     u.call = call;
     if (gemm) {
       TESSEL_CHECK(call->args.size() == 4, "{} with {} arguments", want, call->args.size());
