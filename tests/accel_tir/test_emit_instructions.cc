@@ -227,12 +227,12 @@ TEST(EmitInstructions, GoldenMatmulStreams) {
 }
 
 TEST(EmitInstructions, GoldenIrAfterEveryPass) {
-  // a small ping-pong matmul: 2 tiles of 1 x 1 blocks, K = 2 blocks
+  // a small ping-pong matmul: 4 tiles (2 pairs) of 1 x 1 blocks, K = 2 blocks
   const isa::HwConfig cfg;
   MatmulSpec s;
   s.m = 2;
   s.k = 32;
-  s.n = 16;
+  s.n = 32;
   s.tm = 1;
   s.tn = 1;
   s.ping_pong = true;
