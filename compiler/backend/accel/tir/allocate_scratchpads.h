@@ -13,7 +13,7 @@ namespace tessel::compiler::accel_tir {
 /// enclosing allocation of its scope, so sibling allocations share rows and nested ones do not.
 /// Allocations of other scopes are left alone. Throws UserError when a buffer's shape is not
 /// constant, or when it does not fit, naming the scope, the buffer, the rows it needs and the
-/// rows available ("scratchpad inp over capacity: buffer 'a_buf' needs 300 rows at row 1900,
+/// rows available ("scratchpad local.inp_buffer over capacity: buffer 'a_buf' needs 300 rows at row 1900,
 /// 148 of 2048 rows available").
 tir::PrimFunc allocate_scratchpads(const tir::PrimFunc& f, const isa::HwConfig& cfg);
 
