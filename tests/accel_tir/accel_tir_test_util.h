@@ -117,14 +117,16 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
 
   // one tile's stages; `v` the thread (SRAM copy), mo/no the tile
   auto load = [&](Expr v, Expr mo, Expr no) {
-    return tir::seq({ta::dma_load(isa::MemType::kInp, a_buf, v * int(a_rows), a, mo * (tm * kb), tm, kb, kb),
-                     ta::dma_load(isa::MemType::kWgt, w_buf, v * int(w_rows), w, no * (tn * kb), tn, kb, kb)});
+    return tir::seq(
+        {ta::dma_load(isa::MemType::kInp, a_buf, v * int(a_rows), a, mo * (tm * kb), tm, kb, kb),
+         ta::dma_load(isa::MemType::kWgt, w_buf, v * int(w_rows), w, no * (tn * kb), tn, kb, kb)});
   };
   auto compute = [&](Expr v) {
     Var i("i"), j("j"), q("q");
     auto acc = [&]() { return tir::intrin::access_ptr(c_buf, v * int(c_rows) + i * tn + j, 1, 3); };
     auto nest = [&](Stmt body) {
-      return tir::for_loop(i, 0, tm, tir::ForKind::kSerial, tir::for_loop(j, 0, tn, tir::ForKind::kSerial, body));
+      return tir::for_loop(i, 0, tm, tir::ForKind::kSerial,
+                           tir::for_loop(j, 0, tn, tir::ForKind::kSerial, body));
     };
     auto kernel = [&](int kind, Stmt body) {
       return tir::attr_stmt(Expr(), std::string(ta::kUopKernel), kind, body);
@@ -134,8 +136,10 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
     Stmt gemm = ta::gemm_uop(false, acc(), tir::intrin::access_ptr(a_buf, v * int(a_rows) + i * kb + q, 1, 1),
                              tir::intrin::access_ptr(w_buf, v * int(w_rows) + j * kb + q, 1, 1));
     st.push_back(kernel(0, nest(tir::for_loop(q, 0, kb, tir::ForKind::kSerial, gemm))));
-    const std::pair<isa::AluOp, int32_t> alu[4] = {
-        {isa::AluOp::kAdd, 1 << (s.shift - 1)}, {isa::AluOp::kShr, s.shift}, {isa::AluOp::kMax, -128}, {isa::AluOp::kMin, 127}};
+    const std::pair<isa::AluOp, int32_t> alu[4] = {{isa::AluOp::kAdd, 1 << (s.shift - 1)},
+                                                   {isa::AluOp::kShr, s.shift},
+                                                   {isa::AluOp::kMax, -128},
+                                                   {isa::AluOp::kMin, 127}};
     for (const auto& [op, imm] : alu) st.push_back(kernel(1, nest(ta::alu_uop(op, true, imm, acc(), acc()))));
     return st;
   };
@@ -157,8 +161,8 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
     Var tp("tp"), v1("v"), v2("v"), v3("v");
     auto mo_of = [&](const Var& v) { return tir::floordiv(tp * 2 + v, int(d.tiles_n)); };
     auto no_of = [&](const Var& v) { return tir::floormod(tp * 2 + v, int(d.tiles_n)); };
-    Stmt lstage = ta::coproc_scope(
-        L, tir::seq({tir::if_then_else(tp >= 1, ta::dep_pop(C, L)), load(v1, mo_of(v1), no_of(v1)), ta::dep_push(L, C)}));
+    Stmt lstage = ta::coproc_scope(L, tir::seq({tir::if_then_else(tp >= 1, ta::dep_pop(C, L)),
+                                                load(v1, mo_of(v1), no_of(v1)), ta::dep_push(L, C)}));
     std::vector<Stmt> cs = {ta::dep_pop(L, C), tir::if_then_else(tp >= 1, ta::dep_pop(S, C))};
     for (Stmt& x : compute(v2)) cs.push_back(x);
     cs.push_back(tir::if_then_else(tp + 1 < pairs, ta::dep_push(C, L)));
@@ -202,7 +206,8 @@ inline std::vector<int8_t> reference(const MatmulSpec& s, const MatmulData& d) {
     for (int64_t col = 0; col < s.n; ++col) {
       int32_t acc = 0;
       for (int64_t q = 0; q < s.k; ++q) {
-        acc += int32_t{d.a[static_cast<size_t>(r * s.k + q)]} * int32_t{d.w[static_cast<size_t>(q * s.n + col)]};
+        acc +=
+            int32_t{d.a[static_cast<size_t>(r * s.k + q)]} * int32_t{d.w[static_cast<size_t>(q * s.n + col)]};
       }
       acc = (acc + (1 << (s.shift - 1))) >> s.shift;
       c[static_cast<size_t>(r * s.n + col)] = static_cast<int8_t>(std::min(127, std::max(-128, acc)));

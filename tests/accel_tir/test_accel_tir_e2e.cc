@@ -78,8 +78,10 @@ TEST(AccelTirE2e, Deterministic) {
   for (bool pp : {false, true}) {
     MatmulSpec s;
     s.ping_pong = pp;
-    const isa::Program a = build_accel_program(make_matmul_tir(cfg, s).func, cfg, make_matmul_tir(cfg, s).segments);
-    const isa::Program b = build_accel_program(make_matmul_tir(cfg, s).func, cfg, make_matmul_tir(cfg, s).segments);
+    const isa::Program a =
+        build_accel_program(make_matmul_tir(cfg, s).func, cfg, make_matmul_tir(cfg, s).segments);
+    const isa::Program b =
+        build_accel_program(make_matmul_tir(cfg, s).func, cfg, make_matmul_tir(cfg, s).segments);
     EXPECT_EQ(a.serialize(), b.serialize());
   }
 }

@@ -60,17 +60,22 @@ TEST(AllocateScratchpads, RowCountsFollowTheConfig) {
 TEST(AllocateScratchpads, OverCapacityNamesBufferRowsNeededAndAvailable) {
   const isa::HwConfig cfg;  // INP depth 2048
   const Buffer big("big", DataType::int8(), {3000, 1, 16}, MemScope::kInp);
-  EXPECT_EQ(user_error([&] { allocate_scratchpads(tir::PrimFunc("f", {}, {}, tir::allocate(big, tir::evaluate(0))), cfg); }),
-            "scratchpad local.inp_buffer over capacity: buffer 'big' needs 3000 rows at row 0, 2048 of 2048 rows "
-            "available");
+  EXPECT_EQ(
+      user_error([&] {
+        allocate_scratchpads(tir::PrimFunc("f", {}, {}, tir::allocate(big, tir::evaluate(0))), cfg);
+      }),
+      "scratchpad local.inp_buffer over capacity: buffer 'big' needs 3000 rows at row 0, 2048 of 2048 rows "
+      "available");
   const Buffer a("a", DataType::int8(), {1500, 1, 16}, MemScope::kInp);
   const Buffer b("b", DataType::int8(), {600, 1, 16}, MemScope::kInp);
   const tir::PrimFunc nested("f", {}, {}, tir::allocate(a, tir::allocate(b, tir::evaluate(0))));
-  EXPECT_EQ(user_error([&] { allocate_scratchpads(nested, cfg); }),
-            "scratchpad local.inp_buffer over capacity: buffer 'b' needs 600 rows at row 1500, 548 of 2048 rows "
-            "available");
+  EXPECT_EQ(
+      user_error([&] { allocate_scratchpads(nested, cfg); }),
+      "scratchpad local.inp_buffer over capacity: buffer 'b' needs 600 rows at row 1500, 548 of 2048 rows "
+      "available");
   // siblings reuse rows, so the same two buffers fit side by side in a sequence
-  const tir::PrimFunc siblings("f", {}, {}, tir::seq({tir::allocate(a, tir::evaluate(0)), tir::allocate(b, tir::evaluate(0))}));
+  const tir::PrimFunc siblings(
+      "f", {}, {}, tir::seq({tir::allocate(a, tir::evaluate(0)), tir::allocate(b, tir::evaluate(0))}));
   EXPECT_NO_THROW(allocate_scratchpads(siblings, cfg));
   // the matmul's ping-pong buffers: 2 threads * tn 4 * kb rows of WGT (1024 rows by default)
   MatmulSpec s;
@@ -80,15 +85,19 @@ TEST(AllocateScratchpads, OverCapacityNamesBufferRowsNeededAndAvailable) {
   s.k = 16 * 128;  // 1024 rows: fits exactly
   EXPECT_NO_THROW(allocate_scratchpads(make_matmul_tir(cfg, s).func, cfg));
   s.k = 16 * 160;  // 1280 rows
-  EXPECT_EQ(user_error([&] { allocate_scratchpads(make_matmul_tir(cfg, s).func, cfg); }),
-            "scratchpad local.wgt_buffer over capacity: buffer 'w_buf' needs 1280 rows at row 0, 1024 of 1024 rows "
-            "available");
+  EXPECT_EQ(
+      user_error([&] { allocate_scratchpads(make_matmul_tir(cfg, s).func, cfg); }),
+      "scratchpad local.wgt_buffer over capacity: buffer 'w_buf' needs 1280 rows at row 0, 1024 of 1024 rows "
+      "available");
 }
 
 TEST(AllocateScratchpads, NonConstantShapeIsAUserError) {
   const Var n("n");
   const Buffer a("a", DataType::int8(), {n, 1, 16}, MemScope::kInp);
-  EXPECT_EQ(user_error([&] { allocate_scratchpads(tir::PrimFunc("f", {n}, {}, tir::allocate(a, tir::evaluate(0))), isa::HwConfig{}); }),
+  EXPECT_EQ(user_error([&] {
+              allocate_scratchpads(tir::PrimFunc("f", {n}, {}, tir::allocate(a, tir::evaluate(0))),
+                                   isa::HwConfig{});
+            }),
             "buffer 'a' has a non-constant shape ((n * 16) elements)");
 }
 

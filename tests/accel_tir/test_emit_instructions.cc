@@ -34,9 +34,10 @@ struct Small {
   }
   Stmt reset(Expr first, int n) const {
     Var i("i");
-    Stmt k = tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 0,
-                            tir::for_loop(i, 0, n, tir::ForKind::kSerial,
-                                          ta::gemm_uop(true, tir::intrin::access_ptr(acc, first + i, 1, 2), 0, 0)));
+    Stmt k = tir::attr_stmt(
+        Expr(), std::string(ta::kUopKernel), 0,
+        tir::for_loop(i, 0, n, tir::ForKind::kSerial,
+                      ta::gemm_uop(true, tir::intrin::access_ptr(acc, first + i, 1, 2), 0, 0)));
     return ta::coproc_scope(Module::kCompute, k);
   }
   Stmt store(Expr sram, Expr dram, Expr y, Expr x, Expr stride) const {
@@ -48,8 +49,8 @@ TEST(EmitInstructions, FieldsKernelsAndComputedTokens) {
   Small s;
   Var t("t");
   // two LOADs of 4 rows from an unrolled loop, a reset kernel over 8 rows, one STORE
-  Stmt body = tir::seq({tir::for_loop(t, 0, 2, tir::ForKind::kSerial, s.load(t * 4, t * 4, 2, 2, 2)), s.reset(0, 8),
-                        s.store(0, 0, 2, 4, 4)});
+  Stmt body = tir::seq({tir::for_loop(t, 0, 2, tir::ForKind::kSerial, s.load(t * 4, t * 4, 2, 2, 2)),
+                        s.reset(0, 8), s.store(0, 0, 2, 4, 4)});
   BuildReport rep;
   const isa::Program p = build_accel_program(s.func(body), isa::HwConfig{}, s.segs, {}, &rep);
   EXPECT_FALSE(rep.explicit_tokens);
@@ -105,9 +106,10 @@ TEST(EmitInstructions, WrittenTokensBecomeFlagsAndNoOps) {
   // on the STORE; a pop at the very end (store -> compute, pushed by the STORE) gets a no-op
   Stmt body = tir::seq({ta::coproc_scope(C, ta::dep_push(C, L)), ta::coproc_scope(L, ta::dep_pop(C, L)),
                         s.load(0, 0, 1, 8, 8), ta::coproc_scope(L, ta::dep_push(L, C)),
-                        ta::coproc_scope(C, ta::dep_pop(L, C)), s.reset(0, 8), ta::coproc_scope(C, ta::dep_push(C, S)),
-                        ta::coproc_scope(S, ta::dep_pop(C, S)), s.store(0, 0, 1, 8, 8),
-                        ta::coproc_scope(S, ta::dep_push(S, C)), ta::coproc_scope(C, ta::dep_pop(S, C))});
+                        ta::coproc_scope(C, ta::dep_pop(L, C)), s.reset(0, 8),
+                        ta::coproc_scope(C, ta::dep_push(C, S)), ta::coproc_scope(S, ta::dep_pop(C, S)),
+                        s.store(0, 0, 1, 8, 8), ta::coproc_scope(S, ta::dep_push(S, C)),
+                        ta::coproc_scope(C, ta::dep_pop(S, C))});
   BuildReport rep;
   BuildOptions o;
   o.dump_ir_after = "emit_instructions";
@@ -116,7 +118,7 @@ TEST(EmitInstructions, WrittenTokensBecomeFlagsAndNoOps) {
   ASSERT_EQ(rep.ir_after.size(), 1u);
   EXPECT_EQ(rep.ir_after[0].second,
             ".uop 0 0 0\n"
-            "LOAD UOP sram=0 dram=2048 y=1 x=1 stride=1\n"  // the table, first (allocate_uops)
+            "LOAD UOP sram=0 dram=2048 y=1 x=1 stride=1\n"              // the table, first (allocate_uops)
             "LOAD UOP sram=0 dram=0 y=0 x=0 stride=0 deps=push_prev\n"  // compute no-op
             "LOAD INP sram=0 dram=0 y=1 x=8 stride=8 deps=pop_next|push_next\n"
             "GEMM uop=0:1 iter=1,8 dst=0,1 src=0,0 wgt=0,0 reset deps=pop_prev|push_next\n"
@@ -143,9 +145,10 @@ TEST(EmitInstructions, NonConstantLoopAroundDmaNamesTheLoop) {
   Small s;
   Var n("n"), t("t");
   Stmt body = tir::for_loop(t, 0, n, tir::ForKind::kSerial, s.load(0, t, 1, 1, 1));
-  EXPECT_EQ(user_error([&] { build_accel_program(s.func(body, {n}), isa::HwConfig{}, s.segs); }),
-            "loop 't' has a non-constant range [0, 0 + n): emit_instructions unrolls every loop around accelerator "
-            "statements");
+  EXPECT_EQ(
+      user_error([&] { build_accel_program(s.func(body, {n}), isa::HwConfig{}, s.segs); }),
+      "loop 't' has a non-constant range [0, 0 + n): emit_instructions unrolls every loop around accelerator "
+      "statements");
 }
 
 TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
@@ -153,19 +156,22 @@ TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
   const isa::HwConfig cfg;
   // a DMA outside every coproc scope, and one in another module's scope
   EXPECT_EQ(user_error([&] {
-              build_accel_program(s.func(ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1)), cfg, s.segs);
+              build_accel_program(s.func(ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1)), cfg,
+                                  s.segs);
             }),
             "accel.dma_load of INP is outside every accel.coproc_scope");
   EXPECT_EQ(user_error([&] {
               build_accel_program(
-                  s.func(ta::coproc_scope(Module::kCompute, ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1))),
+                  s.func(ta::coproc_scope(Module::kCompute,
+                                          ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1))),
                   cfg, s.segs);
             }),
             "accel.dma_load of INP runs on the load module but sits in accel.coproc_scope 2 (compute)");
   // a buffer store
   EXPECT_EQ(user_error([&] {
-              build_accel_program(s.func(tir::buffer_store(s.a, tir::make_const(DataType::int8(), 1), {0, 0, 0})), cfg,
-                                  s.segs);
+              build_accel_program(
+                  s.func(tir::buffer_store(s.a, tir::make_const(DataType::int8(), 1), {0, 0, 0})), cfg,
+                  s.segs);
             }),
             "the accelerator cannot run this statement: a[0, 0, 0] = int8(1)\n");
   // a micro-op outside a kernel
@@ -177,10 +183,15 @@ TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
   EXPECT_EQ(user_error([&] { build_accel_program(s.func(s.load(6, 0, 1, 4, 4)), cfg, s.segs); }),
             "accel.dma_load: rows [6, 10) leave buffer 'inp_buf' of 8 rows");
   // a written-token stream whose STORE reads ACC rows the GEMM writes without a token
-  Stmt racy = tir::seq({s.reset(0, 8), s.store(0, 0, 1, 8, 8), ta::coproc_scope(Module::kStore, ta::dep_push(Module::kStore, Module::kCompute)),
+  Stmt racy = tir::seq({s.reset(0, 8), s.store(0, 0, 1, 8, 8),
+                        ta::coproc_scope(Module::kStore, ta::dep_push(Module::kStore, Module::kCompute)),
                         ta::coproc_scope(Module::kCompute, ta::dep_pop(Module::kStore, Module::kCompute))});
   const std::string msg = user_error([&] { build_accel_program(s.func(racy), cfg, s.segs); });
-  EXPECT_EQ(msg.rfind("function 'small': the emitted stream fails the verifier: insn 2 (store STORE OUT) reads out row 0", 0), 0u)
+  EXPECT_EQ(
+      msg.rfind(
+          "function 'small': the emitted stream fails the verifier: insn 2 (store STORE OUT) reads out row 0",
+          0),
+      0u)
       << msg;
 }
 
@@ -205,9 +216,10 @@ TEST(EmitInstructions, SegmentSpecsAndOptionsAreChecked) {
             "segment spec of buffer 'a': offset 8 bytes is not a multiple of the INP element (16 bytes)");
   BuildOptions o;
   o.dump_ir_after = "tensorize";
-  EXPECT_EQ(user_error([&] { build_accel_program(f, cfg, s.segs, o); }),
-            "unknown pass 'tensorize' for dump_ir_after (passes: input, allocate_scratchpads, fold_uop_loops, "
-            "emit_instructions, all)");
+  EXPECT_EQ(
+      user_error([&] { build_accel_program(f, cfg, s.segs, o); }),
+      "unknown pass 'tensorize' for dump_ir_after (passes: input, allocate_scratchpads, fold_uop_loops, "
+      "emit_instructions, all)");
 }
 
 TEST(EmitInstructions, GoldenMatmulStreams) {

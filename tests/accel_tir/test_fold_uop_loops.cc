@@ -71,14 +71,15 @@ TEST(FoldUopLoops, MatmulGemmKernel) {
   Pads p;
   Var i("i"), j("j"), q("q");
   Stmt g = ta::gemm_uop(false, p.acc_at(i * 2 + j), p.inp_at(i * 3 + q), p.wgt_at(j * 3 + q));
-  Stmt nest = tir::for_loop(i, 0, 4, tir::ForKind::kSerial,
-                            tir::for_loop(j, 0, 2, tir::ForKind::kSerial, tir::for_loop(q, 0, 3, tir::ForKind::kSerial, g)));
+  Stmt nest = tir::for_loop(
+      i, 0, 4, tir::ForKind::kSerial,
+      tir::for_loop(j, 0, 2, tir::ForKind::kSerial, tir::for_loop(q, 0, 3, tir::ForKind::kSerial, g)));
   const tir::PrimFunc out = fold(p.wrap(nest));
   const std::vector<Stmt> k = kernel_stmts(out);
   ASSERT_EQ(k.size(), 5u);
   EXPECT_EQ(args_of(k[0]), (std::vector<int64_t>{4, 2, 3, 0}));  // iter_out, dst, src, wgt factors
   EXPECT_EQ(args_of(k[1]), (std::vector<int64_t>{2, 1, 0, 3}));  // iter_in
-  for (int64_t u = 0; u < 3; ++u) {  // acc_buf starts at row 8 (after pad_buf)
+  for (int64_t u = 0; u < 3; ++u) {                              // acc_buf starts at row 8 (after pad_buf)
     EXPECT_EQ(args_of(k[static_cast<size_t>(2 + u)]), (std::vector<int64_t>{0, 8, u, u}));
   }
   expect_golden("fold_uop_loops_gemm.ir", tir::to_text(out));
@@ -88,16 +89,19 @@ TEST(FoldUopLoops, OneLoopIsTheInnerLevelAndExtentOneHasFactorZero) {
   Pads p;
   Var i("i"), j("j");
   // one loop: the loop-IR fold makes it the inner level (iter_out 1)
-  tir::PrimFunc out = fold(p.wrap(tir::for_loop(i, 0, 5, tir::ForKind::kSerial,
-                                                ta::alu_uop(isa::AluOp::kShr, true, 3, p.acc_at(i * 4), p.acc_at(i * 4))), 1));
+  tir::PrimFunc out =
+      fold(p.wrap(tir::for_loop(i, 0, 5, tir::ForKind::kSerial,
+                                ta::alu_uop(isa::AluOp::kShr, true, 3, p.acc_at(i * 4), p.acc_at(i * 4))),
+                  1));
   std::vector<Stmt> k = kernel_stmts(out);
   ASSERT_EQ(k.size(), 3u);
   EXPECT_EQ(args_of(k[0]), (std::vector<int64_t>{1, 0, 0, 0}));
   EXPECT_EQ(args_of(k[1]), (std::vector<int64_t>{5, 4, 4, 0}));
   EXPECT_EQ(args_of(k[2]), (std::vector<int64_t>{3, 1, 3, 8, 8}));
   // an extent-1 loop never uses its factor; a loop with a non-zero min moves the base
-  out = fold(p.wrap(tir::for_loop(i, 0, 1, tir::ForKind::kSerial,
-                                  tir::for_loop(j, 2, 3, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(i * 7 + j), 0, 0)))));
+  out = fold(p.wrap(tir::for_loop(
+      i, 0, 1, tir::ForKind::kSerial,
+      tir::for_loop(j, 2, 3, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(i * 7 + j), 0, 0)))));
   k = kernel_stmts(out);
   EXPECT_EQ(args_of(k[0]), (std::vector<int64_t>{1, 0, 0, 0}));
   EXPECT_EQ(args_of(k[1]), (std::vector<int64_t>{3, 1, 0, 0}));
@@ -114,8 +118,9 @@ TEST(FoldUopLoops, EnclosingVariablesStayInTheBase) {
   // the kernel sits in a loop over virtual threads v (unrolled later by emit_instructions)
   Pads p;
   Var v("v"), i("i");
-  Stmt k = tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 0,
-                          tir::for_loop(i, 0, 4, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(v * 32 + i), 0, 0)));
+  Stmt k = tir::attr_stmt(
+      Expr(), std::string(ta::kUopKernel), 0,
+      tir::for_loop(i, 0, 4, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(v * 32 + i), 0, 0)));
   Stmt body = tir::for_loop(v, 0, 2, tir::ForKind::kSerial, ta::coproc_scope(isa::Module::kCompute, k));
   body = tir::allocate(p.inp, tir::allocate(p.wgt, tir::allocate(p.pad, tir::allocate(p.acc, body))));
   const tir::PrimFunc out = fold(tir::PrimFunc("k", {}, {}, body));
@@ -133,34 +138,43 @@ TEST(FoldUopLoops, UnfoldableLoopsNameTheLoop) {
     return tir::for_loop(i, 0, 4, tir::ForKind::kSerial, tir::for_loop(j, 0, 4, tir::ForKind::kSerial, body));
   };
   // not linear in j
-  EXPECT_EQ(user_error([&] { fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(i * 4 + tir::floordiv(j, 2)), 0, 0)))); }),
-            "uop loop 'j' cannot fold: the dst index (8 + ((i * 4) + floordiv(j, 2))) of accel.gemm_uop is not linear "
-            "in j");
-  EXPECT_EQ(user_error([&] { fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(i * i + j), 0, 0)))); }),
-            "uop loop 'i' cannot fold: the dst index (8 + ((i * i) + j)) of accel.gemm_uop is not linear in i");
-  // a non-constant extent
   EXPECT_EQ(user_error([&] {
-              fold(p.wrap(tir::for_loop(i, 0, n, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(i), 0, 0))));
+              fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(i * 4 + tir::floordiv(j, 2)), 0, 0))));
             }),
-            "uop loop 'i' cannot fold: its range [0, 0 + n) is not constant");
+            "uop loop 'j' cannot fold: the dst index (8 + ((i * 4) + floordiv(j, 2))) of accel.gemm_uop is "
+            "not linear "
+            "in j");
+  EXPECT_EQ(
+      user_error([&] { fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(i * i + j), 0, 0)))); }),
+      "uop loop 'i' cannot fold: the dst index (8 + ((i * i) + j)) of accel.gemm_uop is not linear in i");
+  // a non-constant extent
+  EXPECT_EQ(
+      user_error([&] {
+        fold(p.wrap(tir::for_loop(i, 0, n, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(i), 0, 0))));
+      }),
+      "uop loop 'i' cannot fold: its range [0, 0 + n) is not constant");
   // a factor that is not a constant, and a negative one
   EXPECT_EQ(user_error([&] { fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(i * n + j), 0, 0)))); }),
-            "uop loop 'i' cannot fold: the dst index (8 + ((i * n) + j)) of accel.gemm_uop steps by n per iteration, not a "
+            "uop loop 'i' cannot fold: the dst index (8 + ((i * n) + j)) of accel.gemm_uop steps by n per "
+            "iteration, not a "
             "constant");
   EXPECT_EQ(user_error([&] { fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(40 - i * 4 + j), 0, 0)))); }),
-            "uop loop 'i' cannot fold: the dst index (8 + ((40 - (i * 4)) + j)) of accel.gemm_uop steps by -4 per iteration "
+            "uop loop 'i' cannot fold: the dst index (8 + ((40 - (i * 4)) + j)) of accel.gemm_uop steps by "
+            "-4 per iteration "
             "(factors are unsigned)");
   // two micro-ops that step dst differently with j: one instruction has one factor per loop
-  EXPECT_EQ(user_error([&] {
-              fold(p.wrap(nest2(tir::seq({ta::gemm_uop(true, p.acc_at(i * 8 + j), 0, 0),
-                                          ta::gemm_uop(true, p.acc_at(i * 8 + j * 2 + 1), 0, 0)}))));
-            }),
-            "uop loop 'j' cannot fold: micro-ops 0 and 1 step the dst index by 1 and 2 per iteration (one GEMM "
-            "instruction has one factor per loop)");
+  EXPECT_EQ(
+      user_error([&] {
+        fold(p.wrap(nest2(tir::seq({ta::gemm_uop(true, p.acc_at(i * 8 + j), 0, 0),
+                                    ta::gemm_uop(true, p.acc_at(i * 8 + j * 2 + 1), 0, 0)}))));
+      }),
+      "uop loop 'j' cannot fold: micro-ops 0 and 1 step the dst index by 1 and 2 per iteration (one GEMM "
+      "instruction has one factor per loop)");
   // a non-constant inner (unrolled) loop
   EXPECT_EQ(user_error([&] {
               Var q("q");
-              fold(p.wrap(nest2(tir::for_loop(q, 0, n, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(q), 0, 0)))));
+              fold(p.wrap(nest2(
+                  tir::for_loop(q, 0, n, tir::ForKind::kSerial, ta::gemm_uop(true, p.acc_at(q), 0, 0)))));
             }),
             "uop loop 'q' cannot fold: its range [0, 0 + n) is not constant");
 }
@@ -169,14 +183,17 @@ TEST(FoldUopLoops, KernelContentsAndScopesAreChecked) {
   Pads p;
   Var i("i");
   // an ALU call in a GEMM kernel
-  EXPECT_EQ(user_error([&] { fold(p.wrap(ta::alu_uop(isa::AluOp::kAdd, true, 1, p.acc_at(0), p.acc_at(0)), 0)); }),
-            "a GEMM kernel (accel.uop_kernel) may hold only loops and accel.gemm_uop calls, not: "
-            "accel.alu_uop<int32>(2, 1, 1, tir.access_ptr<handle>(acc_buf, 0, 1, 3), tir.access_ptr<handle>(acc_buf, 0, 1, "
-            "3))\n");
+  EXPECT_EQ(
+      user_error([&] { fold(p.wrap(ta::alu_uop(isa::AluOp::kAdd, true, 1, p.acc_at(0), p.acc_at(0)), 0)); }),
+      "a GEMM kernel (accel.uop_kernel) may hold only loops and accel.gemm_uop calls, not: "
+      "accel.alu_uop<int32>(2, 1, 1, tir.access_ptr<handle>(acc_buf, 0, 1, 3), "
+      "tir.access_ptr<handle>(acc_buf, 0, 1, "
+      "3))\n");
   // a GEMM whose dst points into the input scratchpad
-  EXPECT_EQ(user_error([&] { fold(p.wrap(ta::gemm_uop(false, p.inp_at(0), p.inp_at(0), p.wgt_at(0)))); }),
-            "dst index of accel.gemm_uop points into buffer 'inp_buf' of scope local.inp_buffer, expected scope "
-            "local.acc_buffer");
+  EXPECT_EQ(
+      user_error([&] { fold(p.wrap(ta::gemm_uop(false, p.inp_at(0), p.inp_at(0), p.wgt_at(0)))); }),
+      "dst index of accel.gemm_uop points into buffer 'inp_buf' of scope local.inp_buffer, expected scope "
+      "local.acc_buffer");
   // a bad kernel kind
   EXPECT_EQ(user_error([&] { fold(p.wrap(ta::gemm_uop(true, p.acc_at(0), 0, 0), 2)); }),
             "accel.uop_kernel value 2 is not 0 (GEMM) or 1 (ALU)");

@@ -12,7 +12,8 @@
 namespace tessel::compiler::accel_tir {
 
 const std::vector<std::string>& pass_names() {
-  static const std::vector<std::string> kNames = {"allocate_scratchpads", "fold_uop_loops", "emit_instructions"};
+  static const std::vector<std::string> kNames = {"allocate_scratchpads", "fold_uop_loops",
+                                                  "emit_instructions"};
   return kNames;
 }
 
@@ -48,16 +49,23 @@ isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cf
   std::vector<std::pair<uint32_t, uint32_t>> kernels;
   for (const isa::Instruction& in : prog.insns) {
     switch (in.opcode) {
-      case isa::Opcode::kLoad: ++r.loads; break;
-      case isa::Opcode::kStore: ++r.stores; break;
+      case isa::Opcode::kLoad:
+        ++r.loads;
+        break;
+      case isa::Opcode::kStore:
+        ++r.stores;
+        break;
       case isa::Opcode::kGemm:
         ++r.gemms;
         if (!in.reset) {
           r.gemm_uop_executions += int64_t{in.iter_out} * in.iter_in * (int64_t{in.uop_end} - in.uop_bgn);
         }
         break;
-      case isa::Opcode::kAlu: ++r.alus; break;
-      case isa::Opcode::kFinish: break;
+      case isa::Opcode::kAlu:
+        ++r.alus;
+        break;
+      case isa::Opcode::kFinish:
+        break;
     }
   }
   return prog;

@@ -46,9 +46,9 @@ struct BuildOptions {
 struct BuildReport {
   /// (pass name, IR text after it) for every pass dump_ir_after selects, in pipeline order.
   std::vector<std::pair<std::string, std::string>> ir_after;
-  int64_t instructions = 0;  ///< Program::insns.size(), FINISH included
+  int64_t instructions = 0;                            ///< Program::insns.size(), FINISH included
   int64_t loads = 0, stores = 0, gemms = 0, alus = 0;  ///< by opcode (LOAD counts UOP loads)
-  int64_t uops = 0;          ///< micro-ops in the table (after interning)
+  int64_t uops = 0;                                    ///< micro-ops in the table (after interning)
   int64_t gemm_uop_executions = 0;  ///< non-reset GEMM micro-ops run: sum iter_out*iter_in*len
   bool explicit_tokens = false;     ///< the TIR's dep_push/dep_pop were used as written
 };

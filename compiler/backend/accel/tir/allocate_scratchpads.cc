@@ -37,8 +37,8 @@ class Allocator : public tir::IRMutator {
     top += rows;
     tir::Stmt body = mutate_stmt(op->body);
     top = row;
-    return tir::allocate(op->buffer, tir::attr_stmt(op->buffer->data, std::string(kSramBase),
-                                                    tir::int_imm(row), body));
+    return tir::allocate(op->buffer,
+                         tir::attr_stmt(op->buffer->data, std::string(kSramBase), tir::int_imm(row), body));
   }
 
  private:

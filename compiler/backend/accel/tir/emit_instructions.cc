@@ -52,12 +52,15 @@ bool has_dep_calls(const Stmt& s) {
   return found;
 }
 
-std::string_view module_name(Module m) { return isa::to_string(m); }
+std::string_view module_name(Module m) {
+  return isa::to_string(m);
+}
 
 class Emitter {
  public:
   Emitter(const isa::HwConfig& cfg, std::map<const tir::VarNode*, SramPlacement> sram,
-          std::map<const tir::VarNode*, DramPlacement> dram, std::map<const tir::VarNode*, tir::Buffer> buffers)
+          std::map<const tir::VarNode*, DramPlacement> dram,
+          std::map<const tir::VarNode*, tir::Buffer> buffers)
       : cfg_(cfg), sram_(std::move(sram)), dram_(std::move(dram)), buffers_(std::move(buffers)) {
     last_.fill(-1);
   }
@@ -81,7 +84,8 @@ class Emitter {
   }
   uint32_t field(const Expr& e, const std::string& what) {
     const int64_t v = eval(e, what);
-    if (v < 0 || v > int64_t{UINT32_MAX}) throw_user_error("{} {} = {} does not fit an instruction field", what, tir::to_text(e), v);
+    if (v < 0 || v > int64_t{UINT32_MAX})
+      throw_user_error("{} {} = {} does not fit an instruction field", what, tir::to_text(e), v);
     return static_cast<uint32_t>(v);
   }
   std::string buffer_name(const tir::VarNode* data) const {
@@ -110,7 +114,8 @@ class Emitter {
 
   Module module_arg(const Expr& e, const tir::CallNode* call) {
     const int64_t v = eval(e, fmt::format("module of {}", call->op));
-    if (v < 1 || v > 3) throw_user_error("{}: module {} is not 1 (load), 2 (compute) or 3 (store)", call->op, v);
+    if (v < 1 || v > 3)
+      throw_user_error("{}: module {} is not 1 (load), 2 (compute) or 3 (store)", call->op, v);
     return static_cast<Module>(v - 1);
   }
 
@@ -119,8 +124,9 @@ class Emitter {
     const Module from = module_arg(call->args[0], call), to = module_arg(call->args[1], call);
     const int d = static_cast<int>(to) - static_cast<int>(from);
     if (d != 1 && d != -1) {
-      throw_user_error("{}({}, {}): there is no token queue from {} to {}", call->op, static_cast<int>(from) + 1,
-                       static_cast<int>(to) + 1, module_name(from), module_name(to));
+      throw_user_error("{}({}, {}): there is no token queue from {} to {}", call->op,
+                       static_cast<int>(from) + 1, static_cast<int>(to) + 1, module_name(from),
+                       module_name(to));
     }
     if (push) {
       const size_t m = static_cast<size_t>(from);
@@ -151,7 +157,8 @@ class Emitter {
   const DramPlacement& dram_of(const AccessPtr& ap, const tir::CallNode* call) {
     auto it = dram_.find(ap.data);
     if (it == dram_.end()) {
-      throw_user_error("{}: buffer '{}' is not a buffer parameter with a segment", call->op, buffer_name(ap.data));
+      throw_user_error("{}: buffer '{}' is not a buffer parameter with a segment", call->op,
+                       buffer_name(ap.data));
     }
     return it->second;
   }
@@ -162,7 +169,8 @@ class Emitter {
     const size_t a0 = load ? 1 : 0;
     const std::optional<AccessPtr> sp = as_access_ptr(call->args[a0]);
     const std::optional<AccessPtr> dp = as_access_ptr(call->args[a0 + 1]);
-    if (!sp || !dp) throw_user_error("{}: the scratchpad and dram operands must be tir.access_ptr calls", call->op);
+    if (!sp || !dp)
+      throw_user_error("{}: the scratchpad and dram operands must be tir.access_ptr calls", call->op);
     MemType type = MemType::kOut;
     if (load) {
       const int64_t t = eval(call->args[0], "memory type of accel.dma_load");
@@ -183,7 +191,8 @@ class Emitter {
     }
     if (d.spec->mem_type != type) {
       throw_user_error("{} of {}: buffer '{}' is placed as {} elements (SegmentSpec), not {}", call->op,
-                       isa::to_string(type), d.buffer->name, isa::to_string(d.spec->mem_type), isa::to_string(type));
+                       isa::to_string(type), d.buffer->name, isa::to_string(d.spec->mem_type),
+                       isa::to_string(type));
     }
     const uint32_t y = field(call->args[a0 + 2], "y_size"), x = field(call->args[a0 + 3], "x_size");
     const uint32_t stride = field(call->args[a0 + 4], "x_stride");
@@ -196,19 +205,20 @@ class Emitter {
     const int64_t dof = eval(dp->offset, fmt::format("dram offset of {}", call->op));
     const int64_t rect = (int64_t{y} + pad[0] + pad[1]) * (int64_t{x} + pad[2] + pad[3]);
     if (so < 0 || so + rect > s.rows) {
-      throw_user_error("{}: rows [{}, {}) leave buffer '{}' of {} rows", call->op, so, so + rect, s.buffer->name, s.rows);
+      throw_user_error("{}: rows [{}, {}) leave buffer '{}' of {} rows", call->op, so, so + rect,
+                       s.buffer->name, s.rows);
     }
     if (y > 0 && x > 0) {
       const int64_t last = dof + int64_t{y - 1} * stride + x;
       if (dof < 0 || last > d.elems) {
-        throw_user_error("{}: elements [{}, {}) leave buffer '{}' of {} {} elements", call->op, dof, last, d.buffer->name,
-                         d.elems, isa::to_string(type));
+        throw_user_error("{}: elements [{}, {}) leave buffer '{}' of {} {} elements", call->op, dof, last,
+                         d.buffer->name, d.elems, isa::to_string(type));
       }
     }
-    const Instruction in = isa::make_mem(load ? Opcode::kLoad : Opcode::kStore, type,
-                                         static_cast<uint32_t>(s.row + so),
-                                         static_cast<uint32_t>(d.first_elem + static_cast<uint64_t>(dof)), y, x, stride,
-                                         pad[0], pad[1], pad[2], pad[3]);
+    const Instruction in =
+        isa::make_mem(load ? Opcode::kLoad : Opcode::kStore, type, static_cast<uint32_t>(s.row + so),
+                      static_cast<uint32_t>(d.first_elem + static_cast<uint64_t>(dof)), y, x, stride, pad[0],
+                      pad[1], pad[2], pad[3]);
     check_scope(in, fmt::format("{} of {}", call->op, isa::to_string(type)));
     push_leaf(accel::make_insn(in, fmt::format("{} {}", s.buffer->name, d.buffer->name), 0));
   }
@@ -220,8 +230,8 @@ class Emitter {
     std::array<std::array<uint32_t, 4>, 2> lv{};
     for (size_t l = 0; l < 2; ++l) {
       const tir::CallNode* c = evaluated_call(seq->seq[l]);
-      TESSEL_CHECK(c && c->op == ta::kUopLoop && c->args.size() == 4, "{} not folded (run fold_uop_loops first)",
-                   ta::kUopKernel);
+      TESSEL_CHECK(c && c->op == ta::kUopLoop && c->args.size() == 4,
+                   "{} not folded (run fold_uop_loops first)", ta::kUopKernel);
       for (size_t k = 0; k < 4; ++k) lv[l][k] = field(c->args[k], "accel.uop_loop argument");
     }
     std::vector<isa::Uop> uops;
@@ -233,16 +243,20 @@ class Emitter {
       isa::Uop u;
       if (gemm) {
         const bool reset = eval(c->args[0], "reset of accel.gemm_uop") != 0;
-        in = isa::make_gemm(0, 0, lv[0][0], lv[1][0], lv[0][1], lv[1][1], lv[0][2], lv[1][2], lv[0][3], lv[1][3], reset);
-        u = {field(c->args[1], "dst index of accel.gemm_uop"), field(c->args[2], "src index of accel.gemm_uop"),
+        in = isa::make_gemm(0, 0, lv[0][0], lv[1][0], lv[0][1], lv[1][1], lv[0][2], lv[1][2], lv[0][3],
+                            lv[1][3], reset);
+        u = {field(c->args[1], "dst index of accel.gemm_uop"),
+             field(c->args[2], "src index of accel.gemm_uop"),
              field(c->args[3], "wgt index of accel.gemm_uop")};
       } else {
         const int64_t op_v = eval(c->args[0], "ALU op of accel.alu_uop");
-        if (op_v < 0 || op_v > 4) throw_user_error("accel.alu_uop: ALU op {} is not MIN, MAX, ADD, SHR or MUL", op_v);
-        in = isa::make_alu(static_cast<isa::AluOp>(op_v), 0, 0, lv[0][0], lv[1][0], lv[0][1], lv[1][1], lv[0][2],
-                           lv[1][2], eval(c->args[1], "use_imm of accel.alu_uop") != 0,
+        if (op_v < 0 || op_v > 4)
+          throw_user_error("accel.alu_uop: ALU op {} is not MIN, MAX, ADD, SHR or MUL", op_v);
+        in = isa::make_alu(static_cast<isa::AluOp>(op_v), 0, 0, lv[0][0], lv[1][0], lv[0][1], lv[1][1],
+                           lv[0][2], lv[1][2], eval(c->args[1], "use_imm of accel.alu_uop") != 0,
                            static_cast<int32_t>(eval(c->args[2], "imm of accel.alu_uop")));
-        u = {field(c->args[3], "dst index of accel.alu_uop"), field(c->args[4], "src index of accel.alu_uop"), 0};
+        u = {field(c->args[3], "dst index of accel.alu_uop"), field(c->args[4], "src index of accel.alu_uop"),
+             0};
       }
       if (i == 2) {
         proto = in;
@@ -274,9 +288,10 @@ class Emitter {
         Expr ext = env_.empty() ? op->extent : tir::substitute(op->extent, env_);
         const std::optional<int64_t> m = tir::arith::as_const(mn), e = tir::arith::as_const(ext);
         if (!m || !e) {
-          throw_user_error("loop '{}' has a non-constant range [{}, {} + {}): emit_instructions unrolls every loop "
-                           "around accelerator statements",
-                           name, tir::to_text(op->min), tir::to_text(op->min), tir::to_text(op->extent));
+          throw_user_error(
+              "loop '{}' has a non-constant range [{}, {} + {}): emit_instructions unrolls every loop "
+              "around accelerator statements",
+              name, tir::to_text(op->min), tir::to_text(op->min), tir::to_text(op->extent));
         }
         for (int64_t i = 0; i < *e; ++i) {
           env_[op->loop_var] = tir::int_imm(*m + i, op->loop_var.dtype());
@@ -287,7 +302,8 @@ class Emitter {
       }
       case tir::StmtKind::kLetStmt: {
         const auto* op = s.as<tir::LetStmtNode>();
-        env_[op->var] = tir::int_imm(eval(op->value, fmt::format("value of let {}", op->var.name())), op->var.dtype());
+        env_[op->var] =
+            tir::int_imm(eval(op->value, fmt::format("value of let {}", op->var.name())), op->var.dtype());
         visit(op->body);
         env_.erase(op->var);
         return;
@@ -308,7 +324,8 @@ class Emitter {
         const auto* op = s.as<tir::AttrStmtNode>();
         if (op->key == ta::kCoprocScope) {
           const int64_t v = eval(op->value, std::string(ta::kCoprocScope));
-          if (v < 1 || v > 3) throw_user_error("{} {} is not 1 (load), 2 (compute) or 3 (store)", ta::kCoprocScope, v);
+          if (v < 1 || v > 3)
+            throw_user_error("{} {} is not 1 (load), 2 (compute) or 3 (store)", ta::kCoprocScope, v);
           const std::optional<Module> saved = scope_;
           scope_ = static_cast<Module>(v - 1);
           visit(op->body);
@@ -368,7 +385,8 @@ isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
   for (const auto& [var, buf] : f->buffer_map) params[buf->name] = &buf;
   for (const SegmentSpec& s : segments) {
     if (!params.count(s.buffer)) {
-      throw_user_error("segment spec of buffer '{}': function '{}' has no such buffer parameter", s.buffer, f->name);
+      throw_user_error("segment spec of buffer '{}': function '{}' has no such buffer parameter", s.buffer,
+                       f->name);
     }
   }
   std::vector<std::string> order;
@@ -379,8 +397,9 @@ isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
     spec_of[s.buffer] = &s;
     const uint32_t eb = isa::dram_elem_bytes(cfg, s.mem_type);
     if (s.offset_bytes % eb != 0) {
-      throw_user_error("segment spec of buffer '{}': offset {} bytes is not a multiple of the {} element ({} bytes)",
-                       s.buffer, s.offset_bytes, isa::to_string(s.mem_type), eb);
+      throw_user_error(
+          "segment spec of buffer '{}': offset {} bytes is not a multiple of the {} element ({} bytes)",
+          s.buffer, s.offset_bytes, isa::to_string(s.mem_type), eb);
     }
     const uint64_t end = s.offset_bytes + static_cast<uint64_t>(buffer_bytes(*params[s.buffer]));
     auto it = seg_size.find(s.segment);
@@ -443,9 +462,10 @@ isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
         in.uop_bgn += static_cast<uint32_t>(uop_reserved);
         in.uop_end += static_cast<uint32_t>(uop_reserved);
         if (in.uop_end > static_cast<uint32_t>(cfg.uop_depth())) {
-          throw_user_error("function '{}': micro-op rows up to {} after the {} rows of uop-scope buffers exceed the "
-                           "uop buffer depth {}",
-                           f->name, in.uop_end, uop_reserved, cfg.uop_depth());
+          throw_user_error(
+              "function '{}': micro-op rows up to {} after the {} rows of uop-scope buffers exceed the "
+              "uop buffer depth {}",
+              f->name, in.uop_end, uop_reserved, cfg.uop_depth());
         }
       }
     });
@@ -458,10 +478,11 @@ isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
 
   // ---- micro-ops and instructions ----
   const isa::IsaSpec spec(cfg);
-  const size_t s_uop = prog.add_segment("uop", isa::SegmentKind::kConst,
-                                        em.ctx.uop_table.size() * static_cast<uint64_t>(cfg.uop_elem_bytes()));
-  TESSEL_CHECK(prog.segments[s_uop].offset_bytes / 4 == em.ctx.uop_base, "uop segment at byte {} but micro-op base {}",
-               prog.segments[s_uop].offset_bytes, em.ctx.uop_base);
+  const size_t s_uop = prog.add_segment(
+      "uop", isa::SegmentKind::kConst, em.ctx.uop_table.size() * static_cast<uint64_t>(cfg.uop_elem_bytes()));
+  TESSEL_CHECK(prog.segments[s_uop].offset_bytes / 4 == em.ctx.uop_base,
+               "uop segment at byte {} but micro-op base {}", prog.segments[s_uop].offset_bytes,
+               em.ctx.uop_base);
   for (size_t i = 0; i < em.ctx.uop_table.size(); ++i) {
     put_u32(prog.image, prog.segments[s_uop].offset_bytes + i * 4, spec.encode_uop(em.ctx.uop_table[i]));
   }

@@ -65,14 +65,14 @@ class Folder : public tir::IRMutator {
       throw_user_error("{} index of {} points into buffer '{}', which is not an allocated scratchpad",
                        kIndexName[which], call->op, name);
     }
-    const tir::MemScope want = which == 0 ? tir::MemScope::kAcc
+    const tir::MemScope want = which == 0   ? tir::MemScope::kAcc
                                : which == 2 ? tir::MemScope::kWgt
                                : gemm       ? tir::MemScope::kInp
                                             : tir::MemScope::kAcc;
     const tir::MemScope have = it->second.buffer->scope;
     if (have != want) {
-      throw_user_error("{} index of {} points into buffer '{}' of scope {}, expected scope {}", kIndexName[which],
-                       call->op, name, tir::to_string(have), tir::to_string(want));
+      throw_user_error("{} index of {} points into buffer '{}' of scope {}, expected scope {}",
+                       kIndexName[which], call->op, name, tir::to_string(have), tir::to_string(want));
     }
     return tir::int_imm(it->second.row) + ap->offset;
   }
@@ -87,8 +87,9 @@ class Folder : public tir::IRMutator {
       const std::optional<int64_t> mn = tir::arith::as_const(loop->min);
       const std::optional<int64_t> ext = tir::arith::as_const(loop->extent);
       if (!mn || !ext) {
-        throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant", loop->loop_var.name(),
-                         tir::to_text(loop->min), tir::to_text(loop->min), tir::to_text(loop->extent));
+        throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant",
+                         loop->loop_var.name(), tir::to_text(loop->min), tir::to_text(loop->min),
+                         tir::to_text(loop->extent));
       }
       for (int64_t i = 0; i < *ext; ++i) {
         collect(tir::substitute(loop->body, loop->loop_var, tir::int_imm(*mn + i)), gemm, out);
@@ -106,7 +107,8 @@ class Folder : public tir::IRMutator {
     u.call = call;
     if (gemm) {
       TESSEL_CHECK(call->args.size() == 4, "{} with {} arguments", want, call->args.size());
-      for (int k = 0; k < 3; ++k) u.row[static_cast<size_t>(k)] = resolve(call->args[static_cast<size_t>(k) + 1], true, k, call);
+      for (int k = 0; k < 3; ++k)
+        u.row[static_cast<size_t>(k)] = resolve(call->args[static_cast<size_t>(k) + 1], true, k, call);
     } else {
       TESSEL_CHECK(call->args.size() == 5, "{} with {} arguments", want, call->args.size());
       u.row[0] = resolve(call->args[3], false, 0, call);
@@ -126,10 +128,12 @@ class Folder : public tir::IRMutator {
       const std::optional<int64_t> mn = tir::arith::as_const(loop->min);
       const std::optional<int64_t> ext = tir::arith::as_const(loop->extent);
       if (!mn || !ext) {
-        throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant", loop->loop_var.name(),
-                         tir::to_text(loop->min), tir::to_text(loop->min), tir::to_text(loop->extent));
+        throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant",
+                         loop->loop_var.name(), tir::to_text(loop->min), tir::to_text(loop->min),
+                         tir::to_text(loop->extent));
       }
-      if (*ext < 1) throw_user_error("uop loop '{}' cannot fold: its extent {} is below 1", loop->loop_var.name(), *ext);
+      if (*ext < 1)
+        throw_user_error("uop loop '{}' cannot fold: its extent {} is below 1", loop->loop_var.name(), *ext);
       levels.push_back(loop);
       rest = loop->body;
     }
@@ -169,19 +173,23 @@ class Folder : public tir::IRMutator {
             }
           }
           throw_user_error("uop loops cannot fold: the {} index {} of {} is not linear in {}", kIndexName[k],
-                           tir::to_text(e), calls[u].call->op, levels.size() == 2 ? "both loop variables" : "the loop variable");
+                           tir::to_text(e), calls[u].call->op,
+                           levels.size() == 2 ? "both loop variables" : "the loop variable");
         }
         Expr base = (*coefs)[vars.size()];
         for (size_t l = 0; l < levels.size(); ++l) {
           const std::optional<int64_t> c = tir::arith::as_const((*coefs)[l]);
           const std::string& lname = levels[l]->loop_var.name();
           if (!c) {
-            throw_user_error("uop loop '{}' cannot fold: the {} index {} of {} steps by {} per iteration, not a constant",
-                             lname, kIndexName[k], tir::to_text(e), calls[u].call->op, tir::to_text((*coefs)[l]));
+            throw_user_error(
+                "uop loop '{}' cannot fold: the {} index {} of {} steps by {} per iteration, not a constant",
+                lname, kIndexName[k], tir::to_text(e), calls[u].call->op, tir::to_text((*coefs)[l]));
           }
           if (*c < 0) {
-            throw_user_error("uop loop '{}' cannot fold: the {} index {} of {} steps by {} per iteration (factors are unsigned)",
-                             lname, kIndexName[k], tir::to_text(e), calls[u].call->op, *c);
+            throw_user_error(
+                "uop loop '{}' cannot fold: the {} index {} of {} steps by {} per iteration (factors are "
+                "unsigned)",
+                lname, kIndexName[k], tir::to_text(e), calls[u].call->op, *c);
           }
           aff[k]->terms.emplace_back(fmt::format("l{}", l), *c);
           base = base + (*coefs)[l] * levels[l]->min;
@@ -194,15 +202,17 @@ class Folder : public tir::IRMutator {
     for (size_t l = 0; l < levels.size(); ++l) {
       if (tir::is_const_int(levels[l]->extent, 1)) continue;
       const std::string key = fmt::format("l{}", l);
-      accel::Affine accel::UopExpr::*member[3] = {&accel::UopExpr::dst, &accel::UopExpr::src, &accel::UopExpr::wgt};
+      accel::Affine accel::UopExpr::*member[3] = {&accel::UopExpr::dst, &accel::UopExpr::src,
+                                                  &accel::UopExpr::wgt};
       for (int k = 0; k < (gemm ? 3 : 2); ++k) {
         const int64_t c0 = (ubody.uops[0].*member[k]).coef(key);
         for (size_t u = 1; u < ubody.uops.size(); ++u) {
           const int64_t cu = (ubody.uops[u].*member[k]).coef(key);
           if (cu != c0) {
-            throw_user_error("uop loop '{}' cannot fold: micro-ops 0 and {} step the {} index by {} and {} per iteration "
-                             "(one {} instruction has one factor per loop)",
-                             levels[l]->loop_var.name(), u, kIndexName[k], c0, cu, gemm ? "GEMM" : "ALU");
+            throw_user_error(
+                "uop loop '{}' cannot fold: micro-ops 0 and {} step the {} index by {} and {} per iteration "
+                "(one {} instruction has one factor per loop)",
+                levels[l]->loop_var.name(), u, kIndexName[k], c0, cu, gemm ? "GEMM" : "ALU");
           }
         }
       }
@@ -216,7 +226,8 @@ class Folder : public tir::IRMutator {
     accel::LoweringContext ctx;
     ctx.cfg = cfg_;
     accel::fold_uop_loops(root, ctx);
-    TESSEL_CHECK(root.body.size() == 1 && root.body[0].kind == accel::StmtKind::kInsn, "fold left no instruction");
+    TESSEL_CHECK(root.body.size() == 1 && root.body[0].kind == accel::StmtKind::kInsn,
+                 "fold left no instruction");
     const isa::Instruction& in = root.body[0].insn;
 
     std::vector<Stmt> out;
