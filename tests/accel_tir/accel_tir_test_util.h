@@ -70,7 +70,7 @@ inline std::vector<std::pair<std::string, isa::HwConfig>> test_configs() {
   def.validate();
   block8.validate();
   batch2.validate();
-  return {{"default", def}, {"log_block3", block8}, {"batch2", batch2}};
+  return {{"default", def}, {"log_block3", block8}, {"log_batch1", batch2}};
 }
 
 /// C (m x n, int8) = clip((A (m x k, int8) x W (k x n, int8) + 2^(shift-1)) >> shift, -128, 127)

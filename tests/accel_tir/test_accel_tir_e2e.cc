@@ -35,6 +35,7 @@ TEST(AccelTirE2e, MatmulBitExactOnFsimAndCycleAllConfigs) {
       EXPECT_EQ(c.c, want) << cname << (s.ping_pong ? " ping-pong" : " single") << " on cycle";
       EXPECT_EQ(f.cycles, 0u);
       EXPECT_GT(c.cycles, 0u);
+      EXPECT_EQ(run_matmul("cycle", prog, s, data).cycles, c.cycles) << cname << ": cycles are deterministic";
       cycles[pp] = c.cycles;
       std::printf("[ cycles ] %-10s %-9s insns=%lld uops=%lld gemm_uops=%lld cycles=%llu\n", cname.c_str(),
                   s.ping_pong ? "ping-pong" : "single", static_cast<long long>(rep.instructions),
