@@ -96,6 +96,11 @@ TEST(EmitInstructions, FieldsKernelsAndComputedTokens) {
   EXPECT_EQ(rep.stores, 2);
   EXPECT_EQ(rep.gemms, 1);
   EXPECT_EQ(rep.uops, 1);
+  ASSERT_EQ(rep.pass_ms.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(rep.pass_ms[i].first, pass_names()[i]);
+    EXPECT_GE(rep.pass_ms[i].second, 0.0);
+  }
 }
 
 TEST(EmitInstructions, WrittenTokensBecomeFlagsAndNoOps) {

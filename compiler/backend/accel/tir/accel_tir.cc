@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "compiler/backend/accel/tir/allocate_scratchpads.h"
 #include "compiler/backend/accel/tir/emit_instructions.h"
 #include "compiler/backend/accel/tir/fold_uop_loops.h"
@@ -37,11 +39,19 @@ isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cf
   };
   dump("input", tir::to_text(f));
   // the ordered pass list
-  const tir::PrimFunc allocated = allocate_scratchpads(f, cfg);
+  using Clock = std::chrono::steady_clock;
+  auto timed = [&](const char* name, auto&& run) {
+    const Clock::time_point t0 = Clock::now();
+    auto out = run();
+    r.pass_ms.emplace_back(name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    return out;
+  };
+  const tir::PrimFunc allocated = timed("allocate_scratchpads", [&] { return allocate_scratchpads(f, cfg); });
   dump("allocate_scratchpads", tir::to_text(allocated));
-  const tir::PrimFunc folded = fold_uop_loops(allocated, cfg);
+  const tir::PrimFunc folded = timed("fold_uop_loops", [&] { return fold_uop_loops(allocated, cfg); });
   dump("fold_uop_loops", tir::to_text(folded));
-  isa::Program prog = emit_instructions(folded, cfg, segments, &r.explicit_tokens);
+  isa::Program prog =
+      timed("emit_instructions", [&] { return emit_instructions(folded, cfg, segments, &r.explicit_tokens); });
   dump("emit_instructions", isa::disasm_listing(prog.insns, prog.uops));
 
   r.instructions = static_cast<int64_t>(prog.insns.size());

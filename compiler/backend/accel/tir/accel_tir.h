@@ -51,6 +51,9 @@ struct BuildReport {
   int64_t uops = 0;                                    ///< micro-ops in the table (after interning)
   int64_t gemm_uop_executions = 0;  ///< non-reset GEMM micro-ops run: sum iter_out*iter_in*len
   bool explicit_tokens = false;     ///< the TIR's dep_push/dep_pop were used as written
+  /// (pass name, wall milliseconds) of every pass, in order: for reports, the only output that is
+  /// not deterministic.
+  std::vector<std::pair<std::string, double>> pass_ms;
 };
 
 /// The pass names, in order: allocate_scratchpads, fold_uop_loops, emit_instructions.
