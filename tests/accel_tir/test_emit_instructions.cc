@@ -156,6 +156,32 @@ TEST(EmitInstructions, NonConstantLoopAroundDmaNamesTheLoop) {
       "statements");
 }
 
+TEST(EmitInstructions, LetIfAndLoopKinds) {
+  Small s;
+  Var t("t"), off("off");
+  // let off = t * 2; if (t < 1) load at off else load at off + 1, for t in [0, 2)
+  Stmt body = tir::for_loop(
+      t, 0, 2, tir::ForKind::kUnrolled,
+      tir::let_stmt(off, t * 2,
+                    tir::if_then_else(t < 1, s.load(off, off, 1, 1, 1), s.load(off + 1, off + 1, 1, 1, 1))));
+  const isa::Program p = build_accel_program(s.func(body), isa::HwConfig{}, s.segs);
+  ASSERT_GE(p.insns.size(), 2u);
+  EXPECT_EQ(p.insns[0].sram_base, 0u);
+  EXPECT_EQ(p.insns[1].sram_base, 3u);
+  EXPECT_EQ(p.insns[1].dram_base, 3u);
+  Var q("q");
+  EXPECT_EQ(user_error([&] {
+              build_accel_program(
+                  s.func(tir::for_loop(q, 0, 2, tir::ForKind::kParallel, s.load(q, q, 1, 1, 1))),
+                  isa::HwConfig{}, s.segs);
+            }),
+            "loop 'q' is parallel: emit_instructions unrolls serial and unrolled loops only");
+  // a token between load and store: there is no such queue
+  Stmt bad = tir::evaluate(tir::call(DataType::int32(), std::string(ta::kDepPush), {1, 3}));
+  EXPECT_EQ(user_error([&] { build_accel_program(s.func(bad), isa::HwConfig{}, s.segs); }),
+            "accel.dep_push(1, 3): there is no token queue from load to store");
+}
+
 TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
   Small s;
   const isa::HwConfig cfg;

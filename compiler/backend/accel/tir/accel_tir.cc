@@ -50,8 +50,8 @@ isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cf
   dump("allocate_scratchpads", tir::to_text(allocated));
   const tir::PrimFunc folded = timed("fold_uop_loops", [&] { return fold_uop_loops(allocated, cfg); });
   dump("fold_uop_loops", tir::to_text(folded));
-  isa::Program prog =
-      timed("emit_instructions", [&] { return emit_instructions(folded, cfg, segments, &r.explicit_tokens); });
+  isa::Program prog = timed("emit_instructions",
+                            [&] { return emit_instructions(folded, cfg, segments, &r.explicit_tokens); });
   dump("emit_instructions", isa::disasm_listing(prog.insns, prog.uops));
 
   r.instructions = static_cast<int64_t>(prog.insns.size());
