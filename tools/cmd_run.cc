@@ -607,6 +607,11 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
     return 0;
   }
   if (o.output_path.empty()) throw_user_error("tessel compile needs the output executable: -o/--output FILE");
+  if (is_executable_file(o.model)) {
+    throw_user_error("{} is already a compiled executable (.tsx), not an onnx model: run it with tessel run {} -i "
+                     "INPUT, or compile the onnx model it came from",
+                     support::quote(o.model), support::quote(o.model));
+  }
   check_dump_ir(o.dump_ir);
   if (o.batch < 1) throw_user_error("--batch {} must be at least 1", o.batch);
   check_output_path(o.output_path, "--output");

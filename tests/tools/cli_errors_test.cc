@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli_util.h"
 #include "support/npy.h"
@@ -401,6 +404,54 @@ TEST(CliErrors, ExecutableIsNotAProgram) {
   expect_error(run_cli({"simcmp", tsx, "--b", "cycle"}), 1, want);
   expect_error(run_cli({"disasm", tsx}), 1, want);
   expect_error(run_cli({"asm", tsx, "-o", temp_file("x.bin")}), 1, want);
+}
+
+// An Executable where an onnx model is expected (tessel compile) is named as such; compile
+// without -o names the option.
+TEST(CliErrors, CompileNamesAnExecutableAndAMissingOutput) {
+  const std::string tsx = temp_file("compiled_again.tsx");
+  ASSERT_EQ(run_cli({"compile", kMnistInt8, "-o", tsx}).exit_code, 0);
+  expect_error(run_cli({"compile", tsx, "-o", temp_file("again2.tsx")}), 1,
+               "'" + tsx + "' is already a compiled executable (.tsx), not an onnx model: run it with tessel run '" +
+                   tsx + "' -i INPUT");
+  expect_error(run_cli({"compile", kMnistInt8}), 1, "tessel compile needs the output executable: -o/--output FILE");
+}
+
+// --dump-ir list prints every pass in pipeline order (graph, driver, kernel, accel) and compiles
+// nothing; --time-passes adds the per-layer passes summed over layers.
+TEST(CliPasses, DumpIrListAndTimePasses) {
+  const CliResult list = run_cli({"compile", kMnistInt8, "--dump-ir", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  std::vector<std::string> names;
+  std::istringstream in(list.out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "passes in order (graph: once per model; kernel, accel: per offloaded layer):");
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string level, name;
+    f >> level >> name;
+    names.push_back(level + " " + name);
+  }
+  ASSERT_GE(names.size(), 14u) << list.out;
+  EXPECT_EQ(names.front(), "graph shape_inference");
+  EXPECT_EQ(names[11], "driver lower");
+  EXPECT_EQ(names[12], "kernel schedule");
+  EXPECT_EQ(names[13], "accel inject_dma_copy");
+  EXPECT_EQ(names.back(), "accel insert_dep_tokens");
+  // every listed pass is a valid --dump-ir name
+  for (const std::string& n : names) {
+    const std::string pass = n.substr(n.find(' ') + 1);
+    const CliResult r = run_cli({"compile", kMnistInt8, "-o", temp_file("dump.tsx"), "--dump-ir", pass});
+    EXPECT_EQ(r.exit_code, 0) << pass << ": " << r.out;
+  }
+  const CliResult timed = run_cli({"compile", kMnistInt8, "-o", temp_file("timed.tsx"), "--time-passes"});
+  ASSERT_EQ(timed.exit_code, 0) << timed.out;
+  EXPECT_NE(timed.out.find("pass times (wall, ms):\n  import "), std::string::npos) << timed.out;
+  const size_t per_layer = timed.out.find("per-layer passes (summed over the offloaded layers, thread time, ms):\n");
+  ASSERT_NE(per_layer, std::string::npos) << timed.out;
+  for (const char* p : {"  schedule ", "  inject_dma_copy ", "  insert_dep_tokens ", "  verify "})
+    EXPECT_NE(timed.out.find(p, per_layer), std::string::npos) << p << timed.out;
 }
 
 // Hardware keys are a Program's and an Executable's identity: a --config that changes one is an
