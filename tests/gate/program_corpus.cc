@@ -225,6 +225,7 @@ std::vector<std::string> model_files_under(const fs::path& dir) {
 struct Options {
   std::string golden, out, resnet18, source_dir, shared_dir;
   bool update = false;
+  bool cost_table = false;  ///< print every layer's cost-model estimate against its cycles
   std::vector<std::string> only_models, only_configs;  ///< empty: all
 };
 
@@ -243,6 +244,7 @@ RunRecord run_one(const std::string& key, const fs::path& path, const ModelInput
     opts.config = cfg;
     opts.offload = true;
     opts.calibration = {input.tensors};
+    opts.exact_requant = std::getenv("TESSEL_CORPUS_APPROXIMATE") == nullptr;  // experiments only
     const auto t0 = Clock::now();
     compiled = compiler::compile_onnx(path.string(), opts);
     r.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -378,6 +380,13 @@ Corpus build_corpus(const Options& o) {
           worst = std::max(worst, e);
           sum += e;
           over2 += e > 0.02;
+          if (o.cost_table) {
+            fmt::print("    step {:3} {:<40} est {:9} cycles {:9} error {:+6.2f}%\n", l.step, l.name.substr(0, 40),
+                       l.est_cycles, l.cycles,
+                       l.cycles == 0 ? 0.0
+                                     : 100 * (static_cast<double>(l.est_cycles) - static_cast<double>(l.cycles)) /
+                                           static_cast<double>(l.cycles));
+          }
         }
         fmt::print("  {} on {}: {} offloaded layers, {} instructions, {} cycles, compiled in {:.2f} s; cost model "
                    "vs cycles: mean {:.2f}%, worst {:.2f}%, {} layers over 2%\n",
@@ -651,6 +660,7 @@ int run(int argc, char** argv) {
   app.add_option("--shared-dir", o.shared_dir, "the staged models (../shared/models); skipped when absent");
   app.add_option("--out", o.out, "also write the corpus built by this run to this file");
   app.add_flag("--update", o.update, "write the corpus to --golden instead of checking it");
+  app.add_flag("--cost-table", o.cost_table, "print every layer's cost-model estimate against its cycles");
   app.add_option("--models", models, "comma-separated model keys to build (default: all)");
   app.add_option("--configs", configs, "comma-separated configurations to build (default: all)");
   app.add_option("--resnet18-budget", g_budget,
