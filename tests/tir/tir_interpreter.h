@@ -9,7 +9,8 @@
 // call with a handler registered by on_call() (tests model DMA copies that way).
 // Expressions: integer and bool values of any lane count (Ramp, Broadcast, vector loads and
 // stores lane by lane), exact int64 arithmetic (floordiv/floormod round toward negative infinity,
-// div/mod truncate), casts and stores wrap to the target type, Let, Select, likely(), the shift
+// div/mod truncate), casts and stores wrap to the target type, Let and LetStmt (scalar or
+// vector variables), Select, likely(), the shift
 // and bitwise_and intrinsics. Floats, handles outside calls and unknown calls throw
 // std::logic_error.
 //
@@ -101,6 +102,11 @@ class Interpreter {
     switch (e.kind()) {
       case ExprKind::kIntImm: return {e.as<IntImmNode>()->value};
       case ExprKind::kVar: {
+        if (e.dtype().is_vector()) {
+          auto vt = vec_env_.find(e.as<VarNode>());
+          if (vt == vec_env_.end()) throw std::logic_error("unbound vector variable " + e.as<VarNode>()->name);
+          return vt->second;
+        }
         auto it = env_.find(e.as<VarNode>());
         if (it == env_.end()) throw std::logic_error("unbound variable " + e.as<VarNode>()->name);
         return {it->second};
@@ -135,7 +141,10 @@ class Interpreter {
       case ExprKind::kLet: {
         const auto* l = e.as<LetNode>();
         Value v = eval(l->value);
-        if (v.size() != 1) throw std::logic_error("vector let " + l->var.name());
+        if (v.size() != 1) {
+          ScopedVector bound(vec_env_, l->var.get(), std::move(v));
+          return eval(l->body);
+        }
         Scoped bound(env_, l->var.get(), v[0]);
         return eval(l->body);
       }
@@ -209,7 +218,13 @@ class Interpreter {
         return;
       case StmtKind::kLetStmt: {
         const auto* l = s.as<LetStmtNode>();
-        Scoped bound(env_, l->var.get(), scalar(l->value));
+        Value v = eval(l->value);
+        if (v.size() != 1) {
+          ScopedVector bound(vec_env_, l->var.get(), std::move(v));
+          run(l->body);
+          return;
+        }
+        Scoped bound(env_, l->var.get(), v[0]);
         run(l->body);
         return;
       }
@@ -294,6 +309,17 @@ class Interpreter {
     bool had_ = false;
   };
 
+  // The same for a vector variable (a vectorised let).
+  struct ScopedVector {
+    ScopedVector(std::map<const VarNode*, Value>& env, const VarNode* v, Value x) : env_(env), v_(v) {
+      if (env.count(v)) throw std::logic_error("vector let rebinds " + v->name);
+      env[v] = std::move(x);
+    }
+    ~ScopedVector() { env_.erase(v_); }
+    std::map<const VarNode*, Value>& env_;
+    const VarNode* v_;
+  };
+
   static int64_t binary(ExprKind k, int64_t a, int64_t b) {
     switch (k) {
       case ExprKind::kAdd: return a + b;
@@ -362,6 +388,7 @@ class Interpreter {
   }
 
   Env env_;
+  std::map<const VarNode*, Value> vec_env_;
   std::map<const VarNode*, std::vector<int64_t>> mem_;
   std::map<std::string, CallHandler> handlers_;
   int64_t stores_ = 0;
