@@ -174,6 +174,37 @@ TEST(TransformInjectVirtualThreads, NestedVirtualThreads) {
   expect_golden("transform_inject_virtual_threads_nested.tir", to_text(after));
 }
 
+TEST(TransformInjectVirtualThreads, StridedReplicasFlatIndicesAndRegions) {
+  // A strided allocation (a gap after each row) read through a flat index and copied out
+  // through access_ptr: replica t starts t * 7 elements in.
+  Buffer c("C", DataType::int32(), {16}), d("D", DataType::int32(), {2});
+  Buffer tmp("tmp", DataType::int32(), {2, 3}, MemScope::kLocal, {4, 1});
+  Var vt("vt"), i("i"), j("j");
+  Stmt body = allocate(
+      tmp, seq({for_loop(i, 0, 2, ForKind::kSerial,
+                         for_loop(j, 0, 3, ForKind::kSerial, buffer_store(tmp, vt * 100 + i * 10 + j, {i, j}))),
+                evaluate(call(DataType::int32(), "test.copy",
+                              {intrin::access_ptr(c, vt * 8, 7, 2), intrin::access_ptr(tmp, 0, 7, 1)})),
+                buffer_store(d, buffer_load(tmp, {5}), {vt})}));
+  Stmt before = for_loop(vt, 0, 2, ForKind::kVirtualThread, body);
+  Stmt after = inject_virtual_threads(before);
+  Buffer rep("tmp", DataType::int32(), {2, 2, 3}, MemScope::kLocal, {7, 4, 1});
+  Var i2("i"), j2("j");
+  auto copy_out = [&](int t) {
+    return evaluate(call(DataType::int32(), "test.copy",
+                         {intrin::access_ptr(c, t * 8, 7, 2), intrin::access_ptr(rep, t * 7, 7, 1)}));
+  };
+  Stmt expected = allocate(
+      rep, seq({for_loop(i2, 0, 2, ForKind::kSerial,
+                         for_loop(j2, 0, 3, ForKind::kSerial,
+                                  seq({buffer_store(rep, i2 * 10 + j2, {0, i2, j2}),
+                                       buffer_store(rep, i2 * 10 + j2 + 100, {1, i2, j2})}))),
+                copy_out(0), copy_out(1), buffer_store(d, buffer_load(rep, {5}), {0}),
+                buffer_store(d, buffer_load(rep, {12}), {1})}));
+  expect_same_stmt(after, expected);
+  expect_same_results(before, after, {c, d});
+}
+
 TEST(TransformInjectVirtualThreads, PrimFuncGolden) {
   Var vt("vt");
   Gemv h;
