@@ -68,18 +68,23 @@ TEST(TransformVectorizeLoops, IndicesWithoutTheVariableAreBroadcastLoads) {
   expect_vectorized_same_results(let_stmt(m, 2, before), {a, b});
 }
 
-TEST(TransformVectorizeLoops, LetsBecomeVectorVariables) {
+TEST(TransformVectorizeLoops, LetsBecomeVectorVariablesOrAreSubstituted) {
   Buffer a("A", DataType::int32(), {16}), b("B", DataType::int32(), {16});
-  Var i("i"), t("t"), u("u");
-  Stmt before = for_loop(i, 0, 4, ForKind::kVectorized,
-                         let_stmt(u, buffer_load(a, {15}),
-                                  let_stmt(t, i * 2, buffer_store(b, select(t < 4, t, u) + buffer_load(a, {i}), {i}))));
-  Var t2("t", DataType::int32(4));
+  Var i("i"), t("t"), u("u"), v("v"), w("w");
+  // u does not depend on i (a scalar let); t = 2i is linear (substituted, so B[t] is a vector
+  // store); v = A[i] + 1 is a vector load (a vector variable); the let expression w = i + 1 is
+  // linear too.
+  Stmt before = for_loop(
+      i, 0, 4, ForKind::kVectorized,
+      let_stmt(u, buffer_load(a, {15}),
+               let_stmt(t, i * 2,
+                        let_stmt(v, buffer_load(a, {i}) + 1,
+                                 buffer_store(b, select(t < 4, v, u) + let(w, i + 1, w * 2), {t})))));
+  Var v2("v", DataType::int32(4));
   Stmt expected = let_stmt(
       u, buffer_load(a, {15}),
-      let_stmt(t2, ramp(0, 2, 4),
-               buffer_store(b, select(t2 < broadcast(4, 4), t2, broadcast(u, 4)) + buffer_load(a, {ramp(0, 1, 4)}),
-                            {ramp(0, 1, 4)})));
+      let_stmt(v2, buffer_load(a, {ramp(0, 1, 4)}) + broadcast(1, 4),
+               buffer_store(b, select(ramp(0, 2, 4) < broadcast(4, 4), v2, broadcast(u, 4)) + ramp(2, 2, 4), {ramp(0, 2, 4)})));
   expect_same_stmt(vectorize_loops(before), expected);
   expect_vectorized_same_results(before, {a, b});
 }

@@ -153,6 +153,11 @@ class Widener : public IRMutator {
     }
     Var nv = op->var;
     if (v.dtype().is_vector()) {
+      v = an_.simplify(v);
+      if (v.as<RampNode>() || v.as<BroadcastNode>()) {
+        vars_[op->var] = v;
+        return mutate_expr(op->body);
+      }
       nv = Var(op->var.name(), v.dtype());
       vars_[op->var] = nv;
     }
@@ -224,15 +229,22 @@ class Widener : public IRMutator {
       reason = fmt::format("let '{}' is bound to a value that cannot be vectorised ({})", op->var.name(), reason);
       return self;
     }
-    Var nv = op->var;
     if (v.dtype().is_vector()) {
       v = an_.simplify(v);
-      nv = Var(op->var.name(), v.dtype());
+      if (v.as<RampNode>() || v.as<BroadcastNode>()) {
+        // A linear value is substituted, so indices built from it stay Ramps.
+        vars_[op->var] = v;
+        return mutate_stmt(op->body);
+      }
+      Var nv(op->var.name(), v.dtype());
       vars_[op->var] = nv;
+      Stmt body = mutate_stmt(op->body);
+      if (!reason.empty()) return self;
+      return let_stmt(nv, v, body);
     }
     Stmt body = mutate_stmt(op->body);
     if (!reason.empty()) return self;
-    return let_stmt(nv, v, body);
+    return let_stmt(op->var, v, body);
   }
 
  private:

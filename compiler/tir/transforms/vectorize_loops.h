@@ -4,7 +4,9 @@
 // ramp(m, 1, n), scalar operands meeting vector ones are broadcast, and the simplifier folds
 // index arithmetic, so an index linear in i becomes a Ramp (a vector load or store of n lanes,
 // stride = the coefficient of i) and an index not using i stays scalar (a broadcast load). A
-// LetStmt/Let whose value depends on i binds a new vector variable of n lanes. Ifs, lets, asserts
+// LetStmt/Let whose value depends on i is substituted when the value is linear in i (a Ramp or
+// Broadcast, so indices built from it stay Ramps) and otherwise binds a new vector variable of
+// n lanes. Ifs, lets, asserts
 // and attributes whose conditions do not depend on i are kept around the vectorised statements.
 // Inner loops are processed first. n = 1 gives the body with i replaced by m (simplified); n = 0
 // a no-op.
