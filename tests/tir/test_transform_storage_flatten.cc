@@ -132,6 +132,34 @@ TEST(TransformStorageFlatten, AccessPtrArgumentsAreFolded) {
   }
 }
 
+TEST(TransformStorageFlatten, ScalarsAndAccessesThatAreAlreadyFlat) {
+  Var a("A", DataType::handle());
+  Buffer ab = Buffer::over(a, "A", DataType::int32(), {2, 4});
+  Buffer s("s", DataType::int32(), {}, MemScope::kLocal);
+  Var i("i");
+  // A zero-dimensional allocation, and a single flat index into A (kept as it is).
+  Stmt body = allocate(s, seq({buffer_store(s, 7, {}),
+                               for_loop(i, 0, 8, ForKind::kSerial, buffer_store(ab, buffer_load(s, {}) + i, {i}))}));
+  PrimFunc before("f", {a}, {{a, ab}}, body);
+  Var a2("A", DataType::handle());
+  Buffer af = Buffer::over(a2, "A", DataType::int32(), {8});
+  Buffer sf("s", DataType::int32(), {1}, MemScope::kLocal);
+  Var i2("i");
+  Stmt ebody = allocate(sf, seq({buffer_store(sf, 7, {0}),
+                                 for_loop(i2, 0, 8, ForKind::kSerial, buffer_store(af, buffer_load(sf, {0}) + i2, {i2}))}));
+  PrimFunc after = storage_flatten(before);
+  expect_same_func(after, PrimFunc("f", {a2}, {{a2, af}}, ebody));
+  std::vector<std::vector<int64_t>> results;
+  for (const PrimFunc& f : {before, after}) {
+    Interpreter in;
+    in.alloc(ab);
+    in.run(f);
+    results.push_back(in.memory(a));
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[1], (std::vector<int64_t>{7, 8, 9, 10, 11, 12, 13, 14}));
+}
+
 TEST(TransformStorageFlatten, FlatFunctionsAreTheSameHandle) {
   Var a("A", DataType::handle());
   Buffer ab = Buffer::over(a, "A", DataType::int32(), {16});

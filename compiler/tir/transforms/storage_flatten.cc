@@ -54,9 +54,9 @@ class Flattener : public IRMutator {
   Expr mutate(const BufferLoadNode* op, const Expr& self) override {
     std::vector<Expr> idx;
     bool changed = mutate_exprs(op->indices, idx);
-    if (is_flat(op->buffer) || (idx.size() == 1 && op->buffer.ndim() != 1)) {
-      return changed ? buffer_load(op->buffer, idx) : self;
-    }
+    if (is_flat(op->buffer)) return changed ? buffer_load(op->buffer, idx) : self;
+    // A single index into a buffer of other rank already is a flat offset from the data.
+    if (idx.size() == 1 && op->buffer.ndim() != 1) return buffer_load(flat(op->buffer), idx);
     return buffer_load(flat(op->buffer), {flat_index(op->buffer, idx)});
   }
 
@@ -64,9 +64,8 @@ class Flattener : public IRMutator {
     Expr v = mutate_expr(op->value);
     std::vector<Expr> idx;
     bool changed = mutate_exprs(op->indices, idx);
-    if (is_flat(op->buffer) || (idx.size() == 1 && op->buffer.ndim() != 1)) {
-      return changed || !v.same_as(op->value) ? buffer_store(op->buffer, v, idx) : self;
-    }
+    if (is_flat(op->buffer)) return changed || !v.same_as(op->value) ? buffer_store(op->buffer, v, idx) : self;
+    if (idx.size() == 1 && op->buffer.ndim() != 1) return buffer_store(flat(op->buffer), v, idx);
     return buffer_store(flat(op->buffer), v, {flat_index(op->buffer, idx)});
   }
 

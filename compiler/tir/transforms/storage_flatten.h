@@ -10,8 +10,9 @@
 //    buffer is compact with offset 0), its strides are empty and its elem_offset is 0 (the
 //    original offset is folded into the indices). A zero-dimensional buffer becomes shape {1}.
 //  - parameter buffers (the buffer map) and Allocate buffers are both flattened; a buffer that
-//    is one-dimensional, compact and at offset 0 is kept as the same handle, as is an access that
-//    already has a single flat index into a multi-dimensional buffer.
+//    is one-dimensional, compact and at offset 0 is kept as the same handle. An access that
+//    already has a single flat index into a buffer of another rank keeps its index (it already
+//    counts from the start of the data) and uses the flat buffer.
 //  - tir.access_ptr(data, offset, extent, mask) counts `offset` in elements from the start of
 //    `data` (intrinsics.h), which is the flat index space this pass produces, so its data
 //    variable and meaning are kept; its offset and extent are simplified like the indices.
