@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/storage_flatten.h"
 #include "compiler/tir/transforms/vectorize_loops.h"
 #include "support/error.h"
 #include "tir_interpreter.h"
@@ -200,6 +201,35 @@ TEST(TransformVectorizeLoops, PrimFuncGoldenAndErrors) {
   } catch (const UserError& e) {
     EXPECT_STREQ(e.what(), "vectorize: loop 'i' has non-constant extent n");
   }
+}
+
+TEST(TransformVectorizeLoops, AfterStorageFlatten) {
+  // The transpose of PrimFuncGoldenAndErrors, flattened first: the loads become strided ramps of
+  // flat offsets.
+  Var a("A", DataType::handle()), b("B", DataType::handle());
+  Buffer ab = Buffer::over(a, "A", DataType::int16(), {4, 16});
+  Buffer bb = Buffer::over(b, "B", DataType::int16(), {16, 4});
+  Var y("y"), xi("xi");
+  Stmt body = for_loop(y, 0, 16, ForKind::kSerial,
+                       for_loop(xi, 0, 4, ForKind::kVectorized, buffer_store(bb, buffer_load(ab, {xi, y}), {y, xi})));
+  PrimFunc before("transpose", {a, b}, {{a, ab}, {b, bb}}, body);
+  PrimFunc after = vectorize_loops(storage_flatten(before));
+  Var a2("A", DataType::handle()), b2("B", DataType::handle());
+  Buffer af = Buffer::over(a2, "A", DataType::int16(), {64}), bf = Buffer::over(b2, "B", DataType::int16(), {64});
+  Var y2("y");
+  PrimFunc expected("transpose", {a2, b2}, {{a2, af}, {b2, bf}},
+                    for_loop(y2, 0, 16, ForKind::kSerial,
+                             buffer_store(bf, buffer_load(af, {ramp(y2, 16, 4)}), {ramp(y2 * 4, 1, 4)})));
+  expect_same_func(after, expected);
+  std::vector<std::vector<int64_t>> results;
+  for (const PrimFunc& f : {before, after}) {
+    Interpreter in;
+    in.fill_pattern(ab, 9);
+    in.alloc(bb);
+    in.run(f);
+    results.push_back(in.memory(b));
+  }
+  EXPECT_EQ(results[0], results[1]);
 }
 
 }  // namespace
