@@ -6,6 +6,7 @@
 
 #include "compiler/tir/functor.h"
 #include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/renew_defs.h"
 #include "compiler/tir/transforms/simplify.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
@@ -128,56 +129,6 @@ class TakeThen : public IRMutator {
   const IfThenElseNode* target_;
 };
 
-// Gives every variable bound inside a statement (loop, let and allocated-buffer variables) a
-// fresh copy, so a duplicated loop body keeps the IR single-assignment.
-class Renamer : public IRMutator {
- protected:
-  Expr mutate(const VarNode* op, const Expr& self) override {
-    auto it = vmap_.find(Var::from(self));
-    (void)op;
-    return it == vmap_.end() ? self : it->second;
-  }
-  Buffer mutate_buffer(const Buffer& b) override {
-    auto it = bmap_.find(b.get());
-    return it == bmap_.end() ? b : it->second;
-  }
-  Expr mutate(const LetNode* op, const Expr& self) override {
-    (void)self;
-    Expr v = mutate_expr(op->value);
-    Var nv = fresh(op->var);
-    return let(nv, v, mutate_expr(op->body));
-  }
-  Stmt mutate(const LetStmtNode* op, const Stmt& self) override {
-    (void)self;
-    Expr v = mutate_expr(op->value);
-    Var nv = fresh(op->var);
-    return let_stmt(nv, v, mutate_stmt(op->body));
-  }
-  Stmt mutate(const ForNode* op, const Stmt& self) override {
-    (void)self;
-    Expr mn = mutate_expr(op->min), ext = mutate_expr(op->extent);
-    Var nv = fresh(op->loop_var);
-    return for_loop(nv, mn, ext, op->kind, mutate_stmt(op->body), op->thread_tag);
-  }
-  Stmt mutate(const AllocateNode* op, const Stmt& self) override {
-    (void)self;
-    const Buffer& b = op->buffer;
-    Var data = fresh(b->data);
-    Buffer nb = Buffer::over(data, b->name, b->dtype, b->shape, b->scope, b->strides, b->elem_offset);
-    bmap_[b.get()] = nb;
-    return allocate(nb, mutate_stmt(op->body));
-  }
-
- private:
-  Var fresh(const Var& v) {
-    Var nv(v.name(), v.dtype());
-    vmap_[v] = nv;
-    return nv;
-  }
-  std::map<Var, Expr, VarLess> vmap_;
-  std::map<const BufferNode*, Buffer> bmap_;
-};
-
 class Partitioner : public IRMutator {
  public:
   explicit Partitioner(Analyzer& a) : an_(a) {}
@@ -211,7 +162,7 @@ class Partitioner : public IRMutator {
     auto piece = [&](int64_t lo, int64_t hi, const Stmt& body, bool fresh) {
       if (lo > hi) return;
       Stmt loop = for_loop(op->loop_var, make_const(t, lo), make_const(t, hi - lo + 1), ForKind::kSerial, body, "");
-      if (fresh) loop = Renamer().mutate_stmt(loop);
+      if (fresh) loop = renew_defs(loop);
       pieces.push_back(mutate_stmt(simplify(loop, an_)));
     };
     piece(*m, split->lo - 1, op->body, true);
