@@ -59,6 +59,22 @@ bool reads(const Operation& op, const tir::Buffer& b) {
   return std::any_of(op->inputs.begin(), op->inputs.end(), [&](const Tensor& t) { return t.buffer().same_as(b); });
 }
 
+/// True when `consumer` reads `producer`'s tensor directly or through other stages.
+bool consumes(const StageNode* producer, const StageNode* consumer) {
+  std::shared_ptr<const ScheduleNode> sch = producer->schedule.lock();
+  if (!sch) return reads(consumer->op, producer->op->output);
+  std::set<const tir::BufferNode*> reached{producer->op->output.get()};
+  for (const Stage& s : sch->stages) {  // topological order: one pass suffices
+    for (const Tensor& t : s->op->inputs) {
+      if (reached.count(t.buffer().get())) {
+        if (s.get() == consumer) return true;
+        reached.insert(s->op->output.get());
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<IterVar> StageNode::root_iter_vars() const {
@@ -152,7 +168,7 @@ void Stage::compute_at(const Stage& parent, const IterVar& iv) {
   check_not_placeholder(s, "compute_at");
   if (!parent.defined()) throw_user_error("stage {}: compute_at an undefined stage", s->op->name);
   if (parent.same_as(*this)) throw_user_error("stage {}: compute_at itself", s->op->name);
-  if (!reads(parent->op, s->op->output)) {
+  if (!consumes(s, parent.get())) {
     throw_user_error("stage {}: compute_at stage {}, which does not read {}", s->op->name, parent.name(), s->op->name);
   }
   leaf_pos(parent.get(), iv, "compute_at target");
@@ -288,6 +304,7 @@ Schedule create_schedule(const std::vector<Tensor>& outputs) {
   for (const Operation& op : order) {
     Stage s = make_stage(op);
     for (const Tensor& t : outputs) s->is_output = s->is_output || t.op().same_as(op);
+    s->schedule = n;
     n->stages.push_back(s);
   }
   return Schedule(n);
@@ -357,6 +374,7 @@ Tensor Schedule::cache_read(const Tensor& t, tir::MemScope scope, const std::vec
                               replace_tensor(o->body, t.buffer(), buf), false);
   }
   Stage cs = make_stage(cop);
+  cs->schedule = node_;
   node_->stages.insert(node_->stages.begin() + static_cast<long>(stage_index(node_.get(), src)) + 1, cs);
   return cop.output(0);
 }
@@ -402,6 +420,7 @@ Tensor Schedule::cache_write(const Tensor& t, tir::MemScope scope) {
   s->all_iter_vars = s->root_iter_vars();
   s->leaf_iter_vars = s->all_iter_vars;
   Stage cs = make_stage(cop);
+  cs->schedule = node_;
   node_->stages.insert(node_->stages.begin() + static_cast<long>(stage_index(node_.get(), st)), cs);
   return cop.output(0);
 }

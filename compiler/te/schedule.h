@@ -15,7 +15,8 @@
 //  - split/fuse of an axis that already carries a loop annotation;
 //  - reorder listing an axis twice; fuse of axes that are not adjacent leaves (outer first) or
 //    of a data-parallel with a reduction axis;
-//  - compute_at to a stage that does not read this stage's tensor, or at an axis that is not
+//  - compute_at to a stage that does not read this stage's tensor (directly or through other
+//    stages), or at an axis that is not
 //    a leaf of it (attachments cannot cycle: a consumer never feeds its producer); compute_inline of an output, of a
 //    reduction or of a placeholder;
 //  - bind to an unknown tag or of a reduction axis; parallel/vectorize of a reduction axis; a
@@ -123,6 +124,8 @@ struct StageNode {
   Stage attach_stage;  ///< kScope: the consumer
   IterVar attach_ivar;  ///< kScope: its leaf axis
   bool is_output = false;
+  /// The schedule holding the stage (for the checks that look at other stages).
+  std::weak_ptr<const struct ScheduleNode> schedule;
   /// The root axes: op->axis then op->reduce_axis.
   std::vector<IterVar> root_iter_vars() const;
   /// The stage's tensor (output 0 of op; its buffer is the same as origin_op's).
