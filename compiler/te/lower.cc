@@ -4,6 +4,7 @@
 #include <set>
 
 #include "compiler/te/bound.h"
+#include "compiler/te/tensor_intrin.h"
 #include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/functor.h"
 #include "compiler/tir/intrinsics.h"
@@ -243,7 +244,38 @@ class Lowerer {
                            s->leaf_iter_vars[k].name());
         }
       }
-      throw_user_error("stage {}: tensorize is lowered by tensor_intrin.cc, which is not built", s.name());
+      RealizedLookup lookup = [&](const tir::Buffer& b) {
+        auto it = realize_.find(b.get());
+        if (it == realize_.end()) return RealizedBuffer{b, {}};
+        return RealizedBuffer{it->second.buffer, it->second.offsets};
+      };
+      size_t r = n;
+      for (size_t k = 0; k < n; ++k) {
+        if (s->leaf_iter_vars[k].kind() == IterVarKind::kReduce) { r = k; break; }
+      }
+      if (red && r < tpos) {
+        // reduction loops outside the intrinsic: reset under the data-parallel loops between,
+        // then the updates
+        std::map<Var, Expr, tir::VarLess> fresh;
+        std::vector<size_t> reset_leaves;
+        for (size_t k = r; k < tpos; ++k) {
+          const IterVar& leaf = s->leaf_iter_vars[k];
+          if (leaf.kind() == IterVarKind::kReduce) {
+            fresh[leaf.var()] = tir::make_const(leaf.var().dtype(), 0);  // the reset is outside these loops
+            continue;
+          }
+          fresh[leaf.var()] = Var(leaf.name() + ".init");
+          reset_leaves.push_back(k);
+        }
+        tir::Stmt reset = tensorize_stage(*s.get(), tpos, bounds_, body, lookup, IntrinPart::kReset, fresh);
+        for (auto it = reset_leaves.rbegin(); it != reset_leaves.rend(); ++it) {
+          const IterVar& leaf = s->leaf_iter_vars[*it];
+          reset = make_loop(s, leaf, Var::from(fresh.at(leaf.var())), reset);
+        }
+        tir::Stmt update = loops(s, r, tpos, tensorize_stage(*s.get(), tpos, bounds_, body, lookup, IntrinPart::kUpdate, {}), true);
+        return loops(s, 0, r, tir::seq({reset, update}), true);
+      }
+      return loops(s, 0, tpos, tensorize_stage(*s.get(), tpos, bounds_, body, lookup, IntrinPart::kBody, {}), true);
     }
     if (!red) {
       Expr value = tir::substitute(body, vmap);
