@@ -166,6 +166,14 @@ Bounds infer_bound(const Schedule& sch) {
   arith::Analyzer ana;
   std::map<const StageNode*, Expr> bodies = inline_bodies(sch);
   const auto& stages = sch->stages;
+  for (const Stage& s : stages) {
+    if (s->attach_type != AttachKind::kScope) continue;
+    const auto& leaves = s->attach_stage->leaf_iter_vars;
+    if (std::none_of(leaves.begin(), leaves.end(), [&](const IterVar& l) { return l.same_as(s->attach_ivar); })) {
+      throw_user_error("stage {}: compute_at axis {} of stage {}, which is no longer a leaf (split or fused afterwards)",
+                       s.name(), s->attach_ivar.name(), s->attach_stage.name());
+    }
+  }
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const Stage& s = *it;
     const OperationNode* op = s->op.get();

@@ -34,7 +34,7 @@ struct Bounds {
 };
 
 /// The range of every axis of every non-inlined compute stage. UserError naming the stages when
-/// a stage is attached to an inlined stage, or is read by a stage outside its attach point (a
+/// a stage is attached to an inlined stage or to an axis that is no longer a leaf, or is read by a stage outside its attach point (a
 /// stage at the root, or one attached outside the attach loop).
 Bounds infer_bound(const Schedule& sch);
 

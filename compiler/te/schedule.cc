@@ -210,12 +210,36 @@ void set_kind(StageNode* s, const IterVar& iv, tir::ForKind kind, const std::str
 
 }  // namespace
 
+namespace {
+bool known_tag(const std::string& tag) {
+  static const std::set<std::string> kTags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
+                                              "threadIdx.y", "threadIdx.z", "vthread"};
+  return kTags.count(tag) > 0;
+}
+}  // namespace
+
+IterVar thread_axis(const std::string& tag, const std::string& name) {
+  if (!known_tag(tag)) {
+    throw_user_error("thread_axis: unknown thread tag '{}' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)", tag);
+  }
+  return IterVar(Range(), Var(name.empty() ? tag : name),
+                 tag == "vthread" ? IterVarKind::kVirtualThread : IterVarKind::kThreadIndex, tag);
+}
+
+void Stage::bind(const IterVar& iv, const IterVar& thread) {
+  if (!thread.defined() || (thread.kind() != IterVarKind::kThreadIndex && thread.kind() != IterVarKind::kVirtualThread)) {
+    throw_user_error("stage {}: bind of axis {} to {}, which is not a thread axis", name(),
+                     iv.defined() ? iv.name() : std::string("undefined"),
+                     thread.defined() ? thread.name() + " (kind " + std::string(to_string(thread.kind())) + ")"
+                                      : std::string("an undefined axis"));
+  }
+  bind(iv, thread->thread_tag);
+}
+
 void Stage::bind(const IterVar& iv, const std::string& thread_tag) {
   StageNode* s = node_.get();
   leaf_pos(s, iv, "bind");
-  static const std::set<std::string> kTags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
-                                              "threadIdx.y", "threadIdx.z", "vthread"};
-  if (!kTags.count(thread_tag)) {
+  if (!known_tag(thread_tag)) {
     throw_user_error("stage {}: bind of axis {} to unknown thread tag '{}' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)",
                      s->op->name, iv.name(), thread_tag);
   }

@@ -99,6 +99,9 @@ class Stage {
   /// Binds leaf `iv` to a GPU axis ("blockIdx.x|y|z", "threadIdx.x|y|z": a thread-binding loop)
   /// or to "vthread" (a virtual-thread loop).
   void bind(const IterVar& iv, const std::string& thread_tag);
+  /// bind(iv, thread's tag) for an axis made by thread_axis (kind kThreadIndex or
+  /// kVirtualThread); UserError for another kind.
+  void bind(const IterVar& iv, const IterVar& thread);
   void parallel(const IterVar& iv);
   void vectorize(const IterVar& iv);
   void unroll(const IterVar& iv);
@@ -162,6 +165,10 @@ class Schedule {
  private:
   std::shared_ptr<ScheduleNode> node_;
 };
+
+/// A thread axis to bind leaves to: kind kVirtualThread for tag "vthread", else kThreadIndex
+/// (tags as Stage::bind; UserError for another tag). Its variable is named `name`, or the tag.
+IterVar thread_axis(const std::string& tag, const std::string& name = "");
 
 /// One stage per operation reachable from `outputs`, producers first (depth-first, inputs in
 /// first-read order). UserError when `outputs` is empty.

@@ -255,6 +255,14 @@ TEST(TeLower, Errors) {
   s2[ch.b].compute_at(s2[ch.c], ch.c.op()->axis[0]);
   EXPECT_EQ(user_error_of([&] { lower(s2, {ch.a, ch.c, d}, "f"); }),
             "stage B is computed at axis i of stage C but is also read by stage D, outside that loop");
+  Schedule s4 = create_schedule({ch.c});
+  s4[ch.b].compute_at(s4[ch.c], ch.c.op()->axis[0]);
+  s4[ch.c].split(ch.c.op()->axis[0], 4);
+  EXPECT_EQ(user_error_of([&] { lower(s4, {ch.a, ch.c}, "f"); }),
+            "stage B: compute_at axis i of stage C, which is no longer a leaf (split or fused afterwards)");
+  Schedule s5 = create_schedule({ch.c});
+  s5[ch.b].compute_inline();
+  EXPECT_EQ(user_error_of([&] { lower(s5, {ch.a, ch.b, ch.c}, "f"); }), "lower: argument B is computed inline");
   Schedule s3 = create_schedule({ch.c});
   auto [xo, xi] = s3[ch.c].split(ch.c.op()->axis[0], 5);
   s3[ch.b].compute_at(s3[ch.c], xo);

@@ -67,7 +67,10 @@ TEST(TeSchedule, AnnotationsAndAttach) {
   Tensor d = compute({16, 8}, [&](const std::vector<Var>& i) { return m.c(i[0], i[1]) + 1; }, "D");
   Schedule s = create_schedule({d});
   auto [xo, xi] = s[d].split(d.op()->axis[0], 4);
-  s[d].bind(xo, "blockIdx.x");
+  IterVar bx = thread_axis("blockIdx.x");
+  EXPECT_EQ(bx.kind(), IterVarKind::kThreadIndex);
+  EXPECT_EQ(thread_axis("vthread", "vt").kind(), IterVarKind::kVirtualThread);
+  s[d].bind(xo, bx);
   s[d].bind(xi, "vthread");
   s[d].vectorize(d.op()->axis[1]);
   s[d].pragma(xi, "dma_copy");
@@ -131,6 +134,9 @@ TEST(TeSchedule, ErrorsNameStageAndAxis) {
   EXPECT_EQ(user_error_of([&] { c.bind(j, "warp.x"); }),
             "stage C: bind of axis j to unknown thread tag 'warp.x' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
   EXPECT_EQ(user_error_of([&] { c.bind(m.k, "threadIdx.x"); }), "stage C: bind of reduction axis k to threadIdx.x");
+  EXPECT_EQ(user_error_of([&] { c.bind(j, m.k); }), "stage C: bind of axis j to k (kind reduce), which is not a thread axis");
+  EXPECT_EQ(user_error_of([&] { thread_axis("lane"); }),
+            "thread_axis: unknown thread tag 'lane' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
   EXPECT_EQ(user_error_of([&] { c.parallel(m.k); }), "stage C: parallel of reduction axis k");
   c.parallel(j);
   EXPECT_EQ(user_error_of([&] { c.vectorize(j); }), "stage C: vectorize of axis j, which is already parallel");
