@@ -121,6 +121,46 @@ TEST(TeTensorize, SoftwareIntrinsicComputesTheMatmul) {
   EXPECT_EQ(in.run(f, {{"A", av}, {"B", bv}, {"C", Data(32 * 32, 0)}}).at("C"), want);
 }
 
+TEST(TeTensorize, PackedLayoutOnA1x16x16Gemm) {
+  // VTA's packed layouts: A[n, k, bn, bk], B[m, k, bm, bk], C[n, m, bn, bm] with a 1x16x16 GEMM
+  // intrinsic c[i, j] = sum(a[i, kk] * b[j, kk]) declared on 2-D buffers.
+  Tensor a = placeholder({2, 3, 1, 16}, DataType::int32(), "A");
+  Tensor b = placeholder({2, 3, 16, 16}, DataType::int32(), "B");
+  IterVar ko = reduce_axis(3, "ko"), ki = reduce_axis(16, "ki");
+  Tensor c = compute({2, 2, 1, 16}, [&](const std::vector<Var>& i) {
+    return sum(a(i[0], ko, i[2], ki) * b(i[1], ko, i[3], ki), {ko, ki});
+  }, "C");
+  Tensor da = placeholder({1, 16}, DataType::int32(), "a");
+  Tensor db = placeholder({16, 16}, DataType::int32(), "b");
+  IterVar kk = reduce_axis(16, "kk");
+  Tensor dc = compute({1, 16}, [&](const std::vector<Var>& i) { return sum(da(i[0], kk) * db(i[1], kk), {kk}); }, "c");
+  auto loops_bt = [](const IntrinCall& call) {
+    Var j("tj"), k("tk");
+    std::vector<Expr> oj{0, j};
+    if (call.part == IntrinPart::kReset) {
+      return tir::for_loop(j, 0, 16, tir::ForKind::kSerial, tir::buffer_store(call.output, 0, oj));
+    }
+    Expr acc = tir::buffer_load(call.output, oj) +
+               tir::buffer_load(call.inputs[0], {0, k}) * tir::buffer_load(call.inputs[1], {j, k});
+    return tir::for_loop(j, 0, 16, tir::ForKind::kSerial,
+                         tir::for_loop(k, 0, 16, tir::ForKind::kSerial, tir::buffer_store(call.output, acc, oj)));
+  };
+  Schedule s = create_schedule({c});
+  const auto& ax = c.op()->axis;
+  s[c].reorder({ax[0], ax[1], ko, ax[2], ax[3], ki});
+  s[c].tensorize(ax[2], decl_tensor_intrin(dc, loops_bt, "gemm1x16x16"));
+  tir::PrimFunc f = lower(s, {a, b, c}, "packed");
+  Data av = pattern(2 * 3 * 16, 5), bv = pattern(2 * 3 * 16 * 16, 6), want(2 * 2 * 16, 0);
+  for (size_t n = 0; n < 2; ++n)
+    for (size_t m = 0; m < 2; ++m)
+      for (size_t bm = 0; bm < 16; ++bm)
+        for (size_t k = 0; k < 3; ++k)
+          for (size_t bk = 0; bk < 16; ++bk)
+            want[(n * 2 + m) * 16 + bm] += av[(n * 3 + k) * 16 + bk] * bv[((m * 3 + k) * 16 + bm) * 16 + bk];
+  testing::Interpreter in;
+  EXPECT_EQ(in.run(f, {{"A", av}, {"B", bv}, {"C", Data(64, 0)}}).at("C"), want) << tir::to_text(f);
+}
+
 TEST(TeTensorize, MismatchesAreUserErrors) {
   {
     Tiled t(false);
