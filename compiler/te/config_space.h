@@ -59,7 +59,8 @@ class ConfigEntity {
   std::vector<std::pair<const SubSpace*, size_t>> choice_;  ///< sub-space and entity index
 };
 
-/// A space of configurations. Entities refer to the space: keep it alive while they are used.
+/// A space of configurations. Entities refer to the space's sub-spaces: keep it alive, and define
+/// no more sub-spaces, while they are used.
 class ConfigSpace {
  public:
   ConfigSpace() = default;

@@ -7,7 +7,8 @@
 // the reduction axes and an optional initial value. A Reduce must be the whole body of a compute
 // (TVM's rule): compute rejects bodies with a Reduce anywhere else. A te::CommReducer combines
 // the running value `lhs` with a new element `rhs`; its identity is the start value unless the
-// reduction gives `init`.
+// reduction gives `init`. A generic tir::IRMutator rebuilds a Reduce as a plain call, so te code
+// rewrites Reduce bodies through their source and init (see replace_tensor in schedule.h).
 //
 // Shapes are constant: every extent of a placeholder, compute and reduction axis is a positive
 // int32 constant (the accelerator's kernels all have static shapes). Every operation has one

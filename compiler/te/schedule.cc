@@ -361,7 +361,7 @@ Expr replace_tensor(const Expr& body, const tir::Buffer& from, const tir::Buffer
 
 namespace {
 
-size_t stage_index(const ScheduleNode* n, const Stage& s) {
+size_t position_of(const ScheduleNode* n, const Stage& s) {
   for (size_t i = 0; i < n->stages.size(); ++i) {
     if (n->stages[i].same_as(s)) return i;
   }
@@ -399,7 +399,7 @@ Tensor Schedule::cache_read(const Tensor& t, tir::MemScope scope, const std::vec
   }
   Stage cs = make_stage(cop);
   cs->schedule = node_;
-  node_->stages.insert(node_->stages.begin() + static_cast<long>(stage_index(node_.get(), src)) + 1, cs);
+  node_->stages.insert(node_->stages.begin() + static_cast<long>(position_of(node_.get(), src)) + 1, cs);
   return cop.output(0);
 }
 
@@ -445,7 +445,7 @@ Tensor Schedule::cache_write(const Tensor& t, tir::MemScope scope) {
   s->leaf_iter_vars = s->all_iter_vars;
   Stage cs = make_stage(cop);
   cs->schedule = node_;
-  node_->stages.insert(node_->stages.begin() + static_cast<long>(stage_index(node_.get(), st)), cs);
+  node_->stages.insert(node_->stages.begin() + static_cast<long>(position_of(node_.get(), st)), cs);
   return cop.output(0);
 }
 

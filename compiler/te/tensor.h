@@ -29,7 +29,9 @@ using tir::Range;
 using tir::Var;
 
 /// What an iteration axis is: a data-parallel axis of a compute, a reduction axis, a GPU thread
-/// index, a virtual thread (VTA's latency-hiding contexts) or an axis consumed by tensorize.
+/// index or a virtual thread (thread_axis in schedule.h; VTA's latency-hiding contexts), or an
+/// axis consumed by tensorize. Schedules keep the kinds of split/fuse results as their parents'
+/// and record loop annotations (bind, tensorize, ...) per leaf in IterVarAttr instead.
 enum class IterVarKind : uint8_t { kDataPar, kReduce, kThreadIndex, kVirtualThread, kTensorized };
 /// "data_par", "reduce", "thread_index", "virtual_thread", "tensorized".
 std::string_view to_string(IterVarKind k);
