@@ -16,9 +16,9 @@
 
 namespace tessel::tir::testing {
 
-/// Compares `text` with tests/golden/tir/<name>, line by line.
-inline void expect_golden(const std::string& name, const std::string& text) {
-  const std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/golden/tir/" + name;
+/// Compares `text` with tests/golden/<dir>/<name> byte for byte.
+inline void expect_golden_in(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/golden/" + dir + "/" + name;
   if (const char* u = std::getenv("TESSEL_UPDATE_GOLDEN"); u && std::string(u) == "1") {
     std::ofstream(path, std::ios::binary) << text;
   }
@@ -28,6 +28,9 @@ inline void expect_golden(const std::string& name, const std::string& text) {
   want << f.rdbuf();
   EXPECT_EQ(text, want.str()) << "golden mismatch with " << path;
 }
+
+/// Compares `text` with tests/golden/tir/<name>.
+inline void expect_golden(const std::string& name, const std::string& text) { expect_golden_in("tir", name, text); }
 
 /// `after` must be well formed and structurally equal to `expected`.
 inline void expect_same_func(const PrimFunc& after, const PrimFunc& expected) {
