@@ -85,7 +85,7 @@ TEST(TirPrinter, EveryNodeKind) {
   Buffer pb = Buffer::over(p, "P", DataType::float32(), {8, 8}, MemScope::kGlobal, {16, 1}, 4);
   Buffer acc("acc", DataType::int32(), {16}, MemScope::kAcc);
   Var vt("vt");
-  Expr e = select(x < y && !eq(x, 3) || x >= 7, min(x, y), max(floordiv(x, 2), floormod(y, 3)));
+  Expr e = select((x < y && !eq(x, 3)) || x >= 7, min(x, y), max(floordiv(x, 2), floormod(y, 3)));
   Stmt body = seq({
       let_stmt(x2, (x * 2 - y) / 3 % 5,
                evaluate(call(DataType::int32(), "tir.accel.gemm", {x2, string_imm("a\"b"), intrin::access_ptr(acc, 0, 16, 3)}))),
