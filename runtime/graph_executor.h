@@ -9,17 +9,10 @@
 
 #include "runtime/device.h"
 #include "runtime/executable.h"
+#include "runtime/host_tensor.h"
 #include "support/error.h"
 
 namespace tessel::runtime {
-
-/// A host tensor: raw little-endian bytes in the TensorDesc's dtype and layout.
-struct HostTensor {
-  DType dtype = DType::kF32;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
-};
 
 /// What one step measured in the last run.
 struct StepMeasurement {

@@ -10,7 +10,7 @@
 #include "compiler/backend/accel/lower_conv2d.h"
 #include "isa/config.h"
 #include "runtime/executable.h"
-#include "runtime/graph_executor.h"
+#include "runtime/host_tensor.h"
 
 namespace tessel::compiler {
 

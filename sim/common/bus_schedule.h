@@ -41,14 +41,4 @@ class BusSchedule {
   uint64_t last_grant_ = 0;
 };
 
-/// Aligned bus beats of the byte range [addr, addr + bytes): ceil((addr+bytes)/bus) -
-/// floor(addr/bus); 0 when bytes is 0. `bus_bytes` must be a power of two.
-inline uint64_t aligned_beats(uint64_t addr, uint64_t bytes, uint64_t bus_bytes) {
-  if (bytes == 0) return 0;
-  return (addr + bytes + bus_bytes - 1) / bus_bytes - addr / bus_bytes;
-}
-
-/// AXI4 INCR bursts carry at most this many beats; longer rows are split.
-inline constexpr uint64_t kMaxBurstBeats = 256;
-
 }  // namespace tessel::sim

@@ -1,7 +1,7 @@
 // The SystemC model behind CycleSimulator: fetch, load, compute and store threads and the memory
 // arbiter, timed exactly as docs/microarchitecture.md (the contract with the RTL), event by event
 // and without a clock. docs/cycle-model.md describes the organisation; the per-instruction rules
-// are in timing.h, the DRAM data bus is sim::BusSchedule.
+// are isa::timing (isa/timing.h), the DRAM data bus is sim::BusSchedule.
 //
 // How the model gets the RTL's cycles without simulating every cycle: every queue of the RTL has
 // a registered occupancy, so an event in cycle e (a dispatch, a token push in D, a pop in S) is
@@ -35,11 +35,11 @@
 #include <systemc>
 
 #include "isa/program.h"
+#include "isa/timing.h"
 #include "sim/common/bus_schedule.h"
 #include "sim/common/queues.h"
 #include "sim/common/systemc_models.h"
 #include "sim/cycle/engine.h"
-#include "sim/cycle/timing.h"
 
 namespace tessel::sim::cycle {
 namespace {
@@ -48,6 +48,9 @@ using isa::Instruction;
 using isa::Module;
 using isa::Opcode;
 using isa::TokenQueue;
+using isa::timing::Burst;
+using isa::timing::kFetchBurstInsns;
+using isa::timing::kInsnBytes;
 using sc_core::sc_event;
 using sc_core::sc_time;
 
@@ -291,7 +294,7 @@ class FetchUnit : public UnitBase {
         throw SimError(fmt::format("fetch: instructions {} to {}: {}", pc, pc + n - 1, e.what()));
       }
       q.bursts.clear();
-      const uint64_t beats = append_fetch_bursts(*in.cfg, addr, n, q.bursts);
+      const uint64_t beats = isa::timing::append_fetch_bursts(*in.cfg, addr, n, q.bursts);
       us.wait = Wait::kFetchBus;
       us.insn = pc;
       us.request = request;
@@ -535,15 +538,15 @@ class ExecUnit : public UnitBase {
     switch (insn.opcode) {
       case Opcode::kLoad: {
         dp.load(insn, *s.in.dram, index, s.counters);
-        const uint64_t pads = pad_elems(insn);
+        const uint64_t pads = isa::timing::pad_elems(insn);
         rec.pads = pads;
         if (insn.x_size == 0 || insn.y_size == 0) {
           st.busy_cycles += std::max<uint64_t>(1, pads);
-          return beatless_load_done(insn, start);
+          return isa::timing::beatless_load_done(insn, start);
         }
         BusRequest& q = s.req[unit_];
         q.bursts.clear();
-        const uint64_t beats = append_dma_bursts(cfg, insn, q.bursts);
+        const uint64_t beats = isa::timing::append_dma_bursts(cfg, insn, q.bursts);
         us.wait = Wait::kBus;
         us.request = start + 1;
         request_bus(unit_, start + 1, false, index);
@@ -554,7 +557,7 @@ class ExecUnit : public UnitBase {
         st.stall_dram_cycles += waiting - std::min(waiting, pads);
         rec.beats = beats;
         rec.first_beat = first;
-        return dma_read_done(start, pads, first, beats);
+        return isa::timing::dma_read_done(start, pads, first, beats);
       }
       case Opcode::kStore: {
         dp.store(insn, *s.in.dram, index, s.counters);
@@ -564,13 +567,13 @@ class ExecUnit : public UnitBase {
         }
         BusRequest& q = s.req[unit_];
         q.bursts.clear();
-        const uint64_t beats = append_dma_bursts(cfg, insn, q.bursts);
+        const uint64_t beats = isa::timing::append_dma_bursts(cfg, insn, q.bursts);
         us.wait = Wait::kBus;
         us.request = start + 1;
         request_bus(unit_, start + 1, true, index);
         TESSEL_CHECK(q.last + 1 - q.first == beats, "store beats not contiguous");
         const uint64_t first = q.first;
-        const uint64_t done = store_done(cfg, first, beats);
+        const uint64_t done = isa::timing::store_done(uint64_t(cfg.dram_latency), first, beats);
         TESSEL_CHECK(done == q.response, "store response at {} but the bus says {}", done,
                      q.response);
         st.busy_cycles += beats;
@@ -589,7 +592,7 @@ class ExecUnit : public UnitBase {
         const uint64_t n = loop_uops(insn);
         rec.uops = n;
         st.busy_cycles += std::max<uint64_t>(1, n);
-        return compute_done(insn, start);
+        return isa::timing::compute_done(insn, start);
       }
       case Opcode::kFinish:
         st.busy_cycles += 1;

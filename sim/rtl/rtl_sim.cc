@@ -19,6 +19,7 @@
 
 #include "isa/program.h"
 #include "isa/spec.h"
+#include "isa/timing.h"
 #include "sim/common/queues.h"
 #include "sim/common/systemc_models.h"
 #include "sim/fsim/fsim.h"
@@ -350,7 +351,8 @@ class RtlSimulatorImpl final : public RtlSimulator {
       s.by_module[size_t(insn.module())].push_back(i);
       uint64_t quiet = 0;
       if (insn.opcode == isa::Opcode::kGemm || insn.opcode == isa::Opcode::kAlu) {
-        quiet = isa::loop_uops(insn) + 4;  // n uops + the 5-stage pipeline (spec section 5.3)
+        // n uops + the pipeline to write-back (docs/microarchitecture.md section 5.3)
+        quiet = isa::loop_uops(insn) + isa::timing::kComputePipelineDepth;
       } else if (insn.opcode == isa::Opcode::kLoad) {
         quiet = (uint64_t(insn.y_pad_0) + insn.y_size + insn.y_pad_1) *
                 (uint64_t(insn.x_pad_0) + insn.x_size + insn.x_pad_1);

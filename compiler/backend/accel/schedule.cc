@@ -7,8 +7,7 @@
 #include <set>
 
 #include "isa/spec.h"
-#include "sim/common/bus_schedule.h"
-#include "sim/cycle/timing.h"
+#include "isa/timing.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel {
@@ -258,7 +257,7 @@ std::vector<ChunkNeeds> chunk_needs(const ConvGeometry& g, const Schedule& s, in
   return v;
 }
 
-/// The timing rules of docs/microarchitecture.md (the cycle model's, sim/cycle/timing.h) applied
+/// The timing rules of docs/microarchitecture.md (isa/timing.h, the cycle model's too) applied
 /// to the instructions the passes emit. Every time below is the cycle a module can start its
 /// next instruction: the previous done cycle D + 1, which is also the first cycle a token pushed
 /// in D is visible to its consumer.
@@ -268,25 +267,25 @@ struct Rates {
   /// Beats of one DMA row of `bytes` bytes from a bus-aligned address (every row is its own
   /// bursts; the Programs' DRAM tensors start bus-aligned, their rows at element multiples).
   int64_t row_beats(int64_t bytes) const {
-    return static_cast<int64_t>(sim::aligned_beats(0, static_cast<uint64_t>(bytes),
-                                                   static_cast<uint64_t>(bus)));
+    return static_cast<int64_t>(isa::timing::aligned_beats(0, static_cast<uint64_t>(bytes),
+                                                          static_cast<uint64_t>(bus)));
   }
   /// Beats of a fetch burst of kFetchBurstInsns 16-byte instructions.
   int64_t burst_beats() const {
-    return row_beats(static_cast<int64_t>(sim::cycle::kInsnBytes) *
-                     int64_t{sim::cycle::kFetchBurstInsns});
+    return row_beats(static_cast<int64_t>(isa::timing::kInsnBytes) *
+                     int64_t{isa::timing::kFetchBurstInsns});
   }
   /// Cycles between two fetch bursts on an otherwise idle bus (section 3, no prefetch): the grant
   /// in the request cycle r, beats from r + 1 + lat, one dispatch a cycle from the cycle after
   /// the last beat, the next request the cycle after the last dispatch.
   int64_t burst_period() const {
-    return 1 + lat + burst_beats() + int64_t{sim::cycle::kFetchBurstInsns};
+    return 1 + lat + burst_beats() + int64_t{isa::timing::kFetchBurstInsns};
   }
   /// First cycle instruction `i` (0-based, program order) is visible in its command queue (its
   /// dispatch + 1), ignoring full command queues (512 entries: fetch runs far ahead whenever it
   /// is not the bottleneck) and bus contention of the fetch bursts.
   int64_t dispatched(int64_t i) const {
-    const int64_t burst = int64_t{sim::cycle::kFetchBurstInsns};
+    const int64_t burst = int64_t{isa::timing::kFetchBurstInsns};
     return (i / burst) * burst_period() + 1 + lat + burst_beats() + i % burst + 1;
   }
 };
@@ -442,7 +441,7 @@ class Pipeline {
               break;
             }
             const int64_t first = bus_.reserve(t + 1, t + 2 + r_.lat, op.beats);
-            t = static_cast<int64_t>(sim::cycle::dma_read_done(
+            t = static_cast<int64_t>(isa::timing::dma_read_done(
                     static_cast<uint64_t>(t), static_cast<uint64_t>(op.extra),
                     static_cast<uint64_t>(first), static_cast<uint64_t>(op.beats))) +
                 1;
@@ -454,7 +453,10 @@ class Pipeline {
               break;
             }
             const int64_t first = bus_.reserve(t + 1, t + 2, op.beats);
-            t = first + op.beats + r_.lat + 1;
+            t = static_cast<int64_t>(isa::timing::store_done(static_cast<uint64_t>(r_.lat),
+                                                             static_cast<uint64_t>(first),
+                                                             static_cast<uint64_t>(op.beats))) +
+                1;
             break;
           }
         }
@@ -547,7 +549,7 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   const int64_t uop_bytes = cfg.uop_elem_bytes();
   // A GEMM (reset or not) or ALU of n > 0 uops is done in S + n + 4, so the next instruction of
   // the module starts n + 5 cycles after it (docs/microarchitecture.md section 5.3).
-  const int64_t gemm_fill = static_cast<int64_t>(sim::cycle::kComputePipelineDepth) + 1;
+  const int64_t gemm_fill = static_cast<int64_t>(isa::timing::kComputePipelineDepth) + 1;
   const int64_t reset_fill = gemm_fill;
   const int64_t alu_fill = gemm_fill;
 
@@ -782,7 +784,7 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
           if (cost <= limit) {
             cost = pipe.finish();
             // the one DRAM bus moves every beat: fetch bursts, loads and stores
-            beats += ceil_div(pipe.insns(), int64_t{sim::cycle::kFetchBurstInsns}) *
+            beats += ceil_div(pipe.insns(), int64_t{isa::timing::kFetchBurstInsns}) *
                      rates.burst_beats();
             cost = std::max(cost, beats + lat);
           }

@@ -79,7 +79,7 @@ struct Schedule {
 };
 
 /// Picks the schedule. The cost model (cycles) applies the timing rules of
-/// docs/microarchitecture.md (the cycle model's; per-instruction rules from sim/cycle/timing.h)
+/// docs/microarchitecture.md (the cycle model's; per-instruction rules from isa/timing.h)
 /// to the instructions the passes emit for each candidate, tile by tile in program order:
 ///  - load stage per tile and input-channel chunk: one LOAD INP per input block (requested the
 ///    cycle after its start, first beat dram_latency + 1 after the grant, one bus burst of
