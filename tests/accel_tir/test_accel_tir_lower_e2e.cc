@@ -41,13 +41,21 @@ MatmulTir make_matmul_loops(const isa::HwConfig& cfg, const MatmulSpec& s) {
   std::vector<Stmt> tile;
   {
     Var r("r"), q("q"), bb("bb"), ii("ii");
-    tile.push_back(dma_copy(loop(r, tm, loop(q, kb, loop(bb, b, loop(ii, bi,
-        tir::buffer_store(a_buf, tir::buffer_load(a, {mo * tm + r, q, bb, ii}), {r, q, bb, ii})))))));
+    tile.push_back(dma_copy(loop(
+        r, tm,
+        loop(q, kb,
+             loop(bb, b,
+                  loop(ii, bi,
+                       tir::buffer_store(a_buf, tir::buffer_load(a, {mo * tm + r, q, bb, ii}), {r, q, bb, ii})))))));
   }
   {
     Var j("j"), q("q"), oo("oo"), ii("ii");
-    tile.push_back(dma_copy(loop(j, tn, loop(q, kb, loop(oo, bo, loop(ii, bi,
-        tir::buffer_store(w_buf, tir::buffer_load(w, {no * tn + j, q, oo, ii}), {j, q, oo, ii})))))));
+    tile.push_back(dma_copy(loop(
+        j, tn,
+        loop(q, kb,
+             loop(oo, bo,
+                  loop(ii, bi,
+                       tir::buffer_store(w_buf, tir::buffer_load(w, {no * tn + j, q, oo, ii}), {j, q, oo, ii})))))));
   }
   {
     Var r("r"), j("j"), bb("bb"), oo("oo");
@@ -57,13 +65,17 @@ MatmulTir make_matmul_loops(const isa::HwConfig& cfg, const MatmulSpec& s) {
     Var r("r"), j("j"), q("q"), bb("bb"), oo("oo"), ii("ii");
     Expr acc = tir::buffer_load(c_buf, {r, j, bb, oo});
     Expr prod = i32(tir::buffer_load(a_buf, {r, q, bb, ii})) * i32(tir::buffer_load(w_buf, {j, q, oo, ii}));
-    tile.push_back(loop(r, tm, loop(j, tn, loop(q, kb, loop(bb, b, loop(oo, bo, loop(ii, bi,
-        tir::buffer_store(c_buf, acc + prod, {r, j, bb, oo}))))))));
+    tile.push_back(loop(
+        r, tm,
+        loop(j, tn,
+             loop(q, kb,
+                  loop(bb, b, loop(oo, bo, loop(ii, bi, tir::buffer_store(c_buf, acc + prod, {r, j, bb, oo}))))))));
   }
   auto requant = [&](auto value_of) {
     Var r("r"), j("j"), bb("bb"), oo("oo");
     Expr x = tir::buffer_load(c_buf, {r, j, bb, oo});
-    return alu(loop(r, tm, loop(j, tn, loop(bb, b, loop(oo, bo, tir::buffer_store(c_buf, value_of(x), {r, j, bb, oo}))))));
+    return alu(
+        loop(r, tm, loop(j, tn, loop(bb, b, loop(oo, bo, tir::buffer_store(c_buf, value_of(x), {r, j, bb, oo}))))));
   };
   tile.push_back(requant([&](Expr x) { return x + (1 << (s.shift - 1)); }));
   tile.push_back(requant([&](Expr x) { return call2(tir::intrin::kShiftRight, x, s.shift); }));
@@ -71,8 +83,13 @@ MatmulTir make_matmul_loops(const isa::HwConfig& cfg, const MatmulSpec& s) {
   tile.push_back(requant([&](Expr x) { return tir::min(x, 127); }));
   {
     Var r("r"), j("j"), bb("bb"), oo("oo");
-    tile.push_back(dma_copy(loop(r, tm, loop(j, tn, loop(bb, b, loop(oo, bo, tir::buffer_store(
-        c, tir::cast(DataType::int8(), tir::buffer_load(c_buf, {r, j, bb, oo})), {mo * tm + r, no * tn + j, bb, oo})))))));
+    tile.push_back(dma_copy(
+        loop(r, tm,
+             loop(j, tn,
+                  loop(bb, b,
+                       loop(oo, bo,
+                            tir::buffer_store(c, tir::cast(DataType::int8(), tir::buffer_load(c_buf, {r, j, bb, oo})),
+                                              {mo * tm + r, no * tn + j, bb, oo})))))));
   }
   Stmt body = loop(mo, int(d.tiles_m), loop(no, int(d.tiles_n), tir::seq(tile)));
   body = tir::allocate(a_buf, tir::allocate(w_buf, tir::allocate(c_buf, body)));
@@ -132,7 +149,8 @@ TEST(AccelTirLowerE2e, DumpsAndTimingsCoverTheLoweringPasses) {
   EXPECT_NE(rep.ir_after[2].second.find("pragma_alu"), std::string::npos);
   EXPECT_EQ(rep.ir_after[3].second.find("pragma_alu"), std::string::npos);
   std::string text;
-  for (size_t k = 1; k < 4; ++k) text += "// ---- IR after " + rep.ir_after[k].first + " ----\n" + rep.ir_after[k].second;
+  for (size_t k = 1; k < 4; ++k)
+    text += "// ---- IR after " + rep.ir_after[k].first + " ----\n" + rep.ir_after[k].second;
   expect_golden("matmul_loops_lowered.ir", text);
 }
 
@@ -171,8 +189,10 @@ MatmulTir make_qadd_loops(const isa::HwConfig& cfg, const QaddSpec& q) {
   std::vector<Stmt> tile;
   auto load = [&](const Buffer& dram, const Buffer& acc) {
     Var r("r"), bb("bb"), oo("oo");
-    return dma_copy(loop(r, tr, loop(bb, b, loop(oo, bo, tir::buffer_store(
-        acc, i32(tir::buffer_load(dram, {to * tr + r, bb, oo})), {r, bb, oo})))));
+    return dma_copy(loop(
+        r, tr,
+        loop(bb, b,
+             loop(oo, bo, tir::buffer_store(acc, i32(tir::buffer_load(dram, {to * tr + r, bb, oo})), {r, bb, oo})))));
   };
   // dst = f(dst[, src]) element-wise
   auto op = [&](const Buffer& dst, auto value_of, const Buffer* src = nullptr) {
@@ -209,8 +229,12 @@ MatmulTir make_qadd_loops(const isa::HwConfig& cfg, const QaddSpec& q) {
   tile.push_back(op(xa, [](Expr x, Expr) { return tir::min(x, 127); }));
   {
     Var r("r"), bb("bb"), oo("oo");
-    tile.push_back(dma_copy(loop(r, tr, loop(bb, b, loop(oo, bo, tir::buffer_store(
-        y, tir::cast(DataType::int8(), tir::buffer_load(xa, {r, bb, oo})), {to * tr + r, bb, oo}))))));
+    tile.push_back(
+        dma_copy(loop(r, tr,
+                      loop(bb, b,
+                           loop(oo, bo,
+                                tir::buffer_store(y, tir::cast(DataType::int8(), tir::buffer_load(xa, {r, bb, oo})),
+                                                  {to * tr + r, bb, oo}))))));
   }
   Stmt body = loop(to, rows / tr, tir::seq(tile));
   body = tir::allocate(xa, tir::allocate(xb, tir::allocate(t, body)));

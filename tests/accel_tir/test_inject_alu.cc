@@ -60,10 +60,10 @@ TEST(InjectAlu, OpcodesImmediatesAndVectorOperands) {
       a.nest(v[8], a.x(v[8]) * a.y(v[8])),
   };
   const std::vector<Stmt> want = {
-      a.want(v[0], AluOp::kAdd, true, 256), a.want(v[1], AluOp::kShr, true, 9),
-      a.want(v[2], AluOp::kMax, true, -128), a.want(v[3], AluOp::kMin, true, 127),
-      a.want(v[4], AluOp::kAdd, true, -5),  a.want(v[5], AluOp::kShr, true, -2),
-      a.want(v[6], AluOp::kMul, true, 3),   a.want(v[7], AluOp::kAdd, false, 0, true),
+      a.want(v[0], AluOp::kAdd, true, 256),      a.want(v[1], AluOp::kShr, true, 9),
+      a.want(v[2], AluOp::kMax, true, -128),     a.want(v[3], AluOp::kMin, true, 127),
+      a.want(v[4], AluOp::kAdd, true, -5),       a.want(v[5], AluOp::kShr, true, -2),
+      a.want(v[6], AluOp::kMul, true, 3),        a.want(v[7], AluOp::kAdd, false, 0, true),
       a.want(v[8], AluOp::kMul, false, 0, true),
   };
   const tir::PrimFunc after = inject_alu(a.func(tir::seq(before)), isa::HwConfig{});
@@ -77,18 +77,20 @@ TEST(InjectAlu, ElementFollowsTheConfig) {
   cfg.log_batch = 1;
   Buffer acc("acc_buf", DataType::int32(), {3, 2, 16}, MemScope::kAcc);
   Var r("r"), bb("bb"), l("l");
-  Stmt nest = pragma(loop(r, 2, loop(bb, 2, loop(l, 16, tir::buffer_store(
-      acc, tir::buffer_load(acc, {r + 1, bb, l}) + 1, {r + 1, bb, l})))));
+  Stmt nest = pragma(loop(
+      r, 2,
+      loop(bb, 2, loop(l, 16, tir::buffer_store(acc, tir::buffer_load(acc, {r + 1, bb, l}) + 1, {r + 1, bb, l})))));
   auto fn = [&](Stmt b) { return tir::PrimFunc("alu", {}, {}, tir::allocate(acc, b)); };
   Expr dst = tir::intrin::access_ptr(acc, r + 1, 1, 3);
-  Stmt want = ta::coproc_scope(Module::kCompute, tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1,
-                                                                loop(r, 2, ta::alu_uop(AluOp::kAdd, true, 1, dst, dst))));
+  Stmt want = ta::coproc_scope(
+      Module::kCompute,
+      tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1, loop(r, 2, ta::alu_uop(AluOp::kAdd, true, 1, dst, dst))));
   tir::testing::expect_same_func(inject_alu(fn(nest), cfg), fn(want));
   // on the default configuration (1x16 elements) bb is a second kernel loop over rows
   Expr dst1 = tir::intrin::access_ptr(acc, r * 2 + bb + 2, 1, 3);
-  Stmt want1 = ta::coproc_scope(
-      Module::kCompute, tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1,
-                                       loop(r, 2, loop(bb, 2, ta::alu_uop(AluOp::kAdd, true, 1, dst1, dst1)))));
+  Stmt want1 = ta::coproc_scope(Module::kCompute,
+                                tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1,
+                                               loop(r, 2, loop(bb, 2, ta::alu_uop(AluOp::kAdd, true, 1, dst1, dst1)))));
   tir::testing::expect_same_func(inject_alu(fn(nest), isa::HwConfig{}), fn(want1));
 }
 
@@ -103,20 +105,34 @@ TEST(InjectAlu, FormsTheAluCannotRunAreUserErrors) {
   EXPECT_EQ(user_error([&] { run(a.x(v) - (-32768)); }),
             "the pragma_alu nest at loop 'r': the immediate 32768 does not fit the 16-bit signed ALU immediate "
             "field [-32768, 32767]");
-  EXPECT_EQ(user_error([&] { run(a.y(v) + 1); }), 
-            "the pragma_alu nest at loop 'r': (acc2_buf[((r * 2) + j), 0, l] + 1) does not read the stored element of 'acc_buf' (the ALU updates in place: acc = acc op v with op +, *, max, min, shift_right (or acc - imm, shift_left(acc, imm)) and v an immediate or an acc load, acc the stored element)");
-  EXPECT_EQ(user_error([&] { run(a.x(v) - a.y(v)); }), 
-            "the pragma_alu nest at loop 'r': (acc_buf[r, j, 0, l] - acc2_buf[((r * 2) + j), 0, l]) subtracts a non-constant (the ALU has no vector subtraction)");
-  EXPECT_EQ(user_error([&] { run(tir::floordiv(a.x(v), 2)); }), 
-            "the pragma_alu nest at loop 'r': floordiv(acc_buf[r, j, 0, l], 2) is not an ALU operation (acc = acc op v with op +, *, max, min, shift_right (or acc - imm, shift_left(acc, imm)) and v an immediate or an acc load, acc the stored element)");
-  EXPECT_EQ(user_error([&] { run(a.x(v) + tir::buffer_load(a.acc2, {v.r, 0, v.l * 2})); }), 
-            "loop 'l' of the pragma_alu nest at loop 'r': the operand 'acc2_buf' steps by 2, but the innermost loops must walk one 1x16 local.acc_buffer element contiguously (step 1 here)");
+  EXPECT_EQ(user_error([&] { run(a.y(v) + 1); }),
+            "the pragma_alu nest at loop 'r': (acc2_buf[((r * 2) + j), 0, l] + 1) does not read the stored element of "
+            "'acc_buf' (the ALU updates in place: acc = acc op v with op +, *, max, min, shift_right (or acc - imm, "
+            "shift_left(acc, imm)) and v an immediate or an acc load, acc the stored element)");
+  EXPECT_EQ(user_error([&] { run(a.x(v) - a.y(v)); }),
+            "the pragma_alu nest at loop 'r': (acc_buf[r, j, 0, l] - acc2_buf[((r * 2) + j), 0, l]) subtracts a "
+            "non-constant (the ALU has no vector subtraction)");
+  EXPECT_EQ(user_error([&] { run(tir::floordiv(a.x(v), 2)); }),
+            "the pragma_alu nest at loop 'r': floordiv(acc_buf[r, j, 0, l], 2) is not an ALU operation (acc = acc op v "
+            "with op +, *, max, min, shift_right (or acc - imm, shift_left(acc, imm)) and v an immediate or an acc "
+            "load, acc the stored element)");
+  EXPECT_EQ(user_error([&] {
+              run(a.x(v) + tir::buffer_load(a.acc2, {v.r, 0, v.l * 2}));
+            }),
+            "loop 'l' of the pragma_alu nest at loop 'r': the operand 'acc2_buf' steps by 2, but the innermost loops "
+            "must walk one 1x16 local.acc_buffer element contiguously (step 1 here)");
   Buffer g("g8", DataType::int8(), {16});
   EXPECT_EQ(user_error([&] {
-              inject_alu(tir::PrimFunc("f", {}, {}, tir::allocate(g, pragma(loop(v.l, 16, tir::buffer_store(g, tir::make_const(DataType::int8(), 0), {v.l}))))), cfg);
+              inject_alu(
+                  tir::PrimFunc(
+                      "f", {}, {},
+                      tir::allocate(
+                          g, pragma(loop(v.l, 16, tir::buffer_store(g, tir::make_const(DataType::int8(), 0), {v.l}))))),
+                  cfg);
             }),
-            
-            "the pragma_alu nest at loop 'l' stores into global buffer 'g8' of int8; the ALU updates int32 acc-scope buffers");
+
+            "the pragma_alu nest at loop 'l' stores into global buffer 'g8' of int8; the ALU updates int32 acc-scope "
+            "buffers");
 }
 
 }  // namespace

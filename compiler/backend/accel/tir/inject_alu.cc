@@ -41,8 +41,8 @@ class AluLowering {
     parse(st->value);
     const int64_t elem = int64_t{cfg_.batch()} * cfg_.block_out();
     const std::string elem_text = fmt::format("{}x{} local.acc_buffer", cfg_.batch(), cfg_.block_out());
-    const LinearIndex ld = linear_index(dst.flat_index(st->indices), nest_, what_,
-                                        fmt::format("the index of '{}'", dst->name));
+    const LinearIndex ld =
+        linear_index(dst.flat_index(st->indices), nest_, what_, fmt::format("the index of '{}'", dst->name));
     std::vector<std::pair<std::string, const LinearIndex*>> acc = {{fmt::format("'{}'", dst->name), &ld}};
     LinearIndex ls;
     if (src_) {
@@ -88,8 +88,8 @@ class AluLowering {
     if (const int64_t* c = tir::as_const_int(v)) {
       const int64_t x = negate ? -*c : *c;
       if (x < kImmMin || x > kImmMax) {
-        throw_user_error("{}: the immediate {} does not fit the 16-bit signed ALU immediate field [{}, {}]", what_,
-                         x, kImmMin, kImmMax);
+        throw_user_error("{}: the immediate {} does not fit the 16-bit signed ALU immediate field [{}, {}]", what_, x,
+                         kImmMin, kImmMax);
       }
       imm_ = x;
       return;

@@ -45,8 +45,8 @@ class CopyLowering {
   CopyLowering(const isa::HwConfig& cfg, const Stmt& body) : cfg_(cfg), nest_(perfect_nest(body)) {}
 
   Stmt run() {
-    const std::string what = "the copy under pragma_dma_copy" +
-                             (nest_.loops.empty() ? std::string() : " at " + nest_name(nest_, ""));
+    const std::string what =
+        "the copy under pragma_dma_copy" + (nest_.loops.empty() ? std::string() : " at " + nest_name(nest_, ""));
     const auto* st = nest_.body.as<tir::BufferStoreNode>();
     if (!st) {
       throw_user_error("{} is not a loop nest around one buffer store: {}", what, tir::to_text(nest_.body));
@@ -83,8 +83,8 @@ class CopyLowering {
     const tir::Buffer& dram = load ? src : dst;
     const ta::ScopeInfo info = ta::scope_info(cfg_, sram->scope);
     if (sram->dtype != info.dtype) {
-      throw_user_error("{}: scratchpad '{}' holds {}, scope {} holds {}", what, sram->name,
-                       sram->dtype.str(), tir::to_string(sram->scope), info.dtype.str());
+      throw_user_error("{}: scratchpad '{}' holds {}, scope {} holds {}", what, sram->name, sram->dtype.str(),
+                       tir::to_string(sram->scope), info.dtype.str());
     }
     isa::MemType type = info.mem_type;
     const tir::DataType i8 = tir::DataType::int8(), i32 = tir::DataType::int32();
@@ -105,21 +105,20 @@ class CopyLowering {
       throw_user_error(
           "{}: {} '{}' ({}) -> '{}' ({}) is no DMA form (int8 into inp/wgt, int32 or int32(int8) into acc, "
           "int8(acc) into global int8)",
-          what, cast ? "a converting copy" : "a copy", src->name, src->dtype.str(), dst->name,
-          dst->dtype.str());
+          what, cast ? "a converting copy" : "a copy", src->name, src->dtype.str(), dst->name, dst->dtype.str());
     }
     if (store && cond.defined()) throw_user_error("{}: a store cannot pad (condition {})", what, tir::to_text(cond));
 
     const int64_t elem = int64_t{info.rows} * info.cols;
-    const std::string elem_text =
-        fmt::format("{}x{} {}", info.rows, info.cols, tir::to_string(sram->scope));
+    const std::string elem_text = fmt::format("{}x{} {}", info.rows, info.cols, tir::to_string(sram->scope));
     const LinearIndex ls = linear_index(sram.flat_index(load ? st->indices : ld->indices), nest_, what,
                                         fmt::format("the index of scratchpad '{}'", sram->name));
     const LinearIndex ld_ = linear_index(dram.flat_index(load ? ld->indices : st->indices), nest_, what,
                                          fmt::format("the index of dram buffer '{}'", dram->name));
     const size_t outer = element_loops_start(
-        nest_, ext, {{fmt::format("scratchpad '{}'", sram->name), &ls}, {fmt::format("dram buffer '{}'", dram->name), &ld_}},
-        elem, elem_text, what);
+        nest_, ext,
+        {{fmt::format("scratchpad '{}'", sram->name), &ls}, {fmt::format("dram buffer '{}'", dram->name), &ld_}}, elem,
+        elem_text, what);
     // loops outside the element (extent 1 ones drop out)
     std::vector<size_t> rect;
     for (size_t k = 0; k < outer; ++k) {
@@ -135,8 +134,9 @@ class CopyLowering {
     const int64_t xn = has_x ? ext[kx] : 1, yn = has_y ? ext[ky] : 1;
     auto name = [&](size_t k) { return nest_.loops[k]->loop_var.name(); };
     if (has_x && ls.coef[kx] != elem) {
-      throw_user_error("loop '{}' of {}: scratchpad '{}' steps by {} per column, a DMA fills consecutive rows (step {})",
-                       name(kx), what, sram->name, ls.coef[kx], elem);
+      throw_user_error(
+          "loop '{}' of {}: scratchpad '{}' steps by {} per column, a DMA fills consecutive rows (step {})", name(kx),
+          what, sram->name, ls.coef[kx], elem);
     }
     if (has_y && ls.coef[ky] != xn * elem) {
       throw_user_error(
@@ -201,13 +201,20 @@ class CopyLowering {
     Expr ge;  // ge >= 0
     const tir::BinaryOperands o = tir::binary_operands(t);
     switch (t.kind()) {
-      case tir::ExprKind::kGE: ge = *o.a - *o.b; break;
-      case tir::ExprKind::kGT: ge = *o.a - *o.b - 1; break;
-      case tir::ExprKind::kLE: ge = *o.b - *o.a; break;
-      case tir::ExprKind::kLT: ge = *o.b - *o.a - 1; break;
+      case tir::ExprKind::kGE:
+        ge = *o.a - *o.b;
+        break;
+      case tir::ExprKind::kGT:
+        ge = *o.a - *o.b - 1;
+        break;
+      case tir::ExprKind::kLE:
+        ge = *o.b - *o.a;
+        break;
+      case tir::ExprKind::kLT:
+        ge = *o.b - *o.a - 1;
+        break;
       default:
-        throw_user_error("{}: the pad condition {} is not a bound 0 <= index or index < extent", what,
-                         tir::to_text(t));
+        throw_user_error("{}: the pad condition {} is not a bound 0 <= index or index < extent", what, tir::to_text(t));
     }
     if (!o.a->dtype().is_int()) {
       throw_user_error("{}: the pad condition {} is not an integer bound", what, tir::to_text(t));

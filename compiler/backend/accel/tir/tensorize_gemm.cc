@@ -56,9 +56,8 @@ class GemmMatch {
       const tir::BufferLoadNode* y = widened_load(mul->b);
       if (x && x->buffer->scope == MemScope::kWgt) std::swap(x, y);
       if (!x || !y || x->buffer->scope != MemScope::kInp || y->buffer->scope != MemScope::kWgt) {
-        throw_user_error(
-            "{}: the product {} is not int32(<inp-scope int8 load>) * int32(<wgt-scope int8 load>)", what_,
-            tir::to_text(product));
+        throw_user_error("{}: the product {} is not int32(<inp-scope int8 load>) * int32(<wgt-scope int8 load>)", what_,
+                         tir::to_text(product));
       }
       check_buffer(x->buffer, tir::DataType::int8(), nb, nbi, "inp");
       check_buffer(y->buffer, tir::DataType::int8(), nbo, nbi, "wgt");
@@ -93,8 +92,8 @@ class GemmMatch {
     // the innermost loops are exactly b, o (, i) with the intrinsic's extents
     const size_t n = inner.size();
     if (nest_.loops.size() < n) {
-      throw_user_error("{}: {} loops, the {} intrinsic needs its {} innermost loops over {}", what_,
-                       nest_.loops.size(), reset ? "reset" : "gemm", n, roles(inner));
+      throw_user_error("{}: {} loops, the {} intrinsic needs its {} innermost loops over {}", what_, nest_.loops.size(),
+                       reset ? "reset" : "gemm", n, roles(inner));
     }
     for (size_t k = nest_.loops.size() - n; k < nest_.loops.size(); ++k) {
       const tir::Var& v = nest_.loops[k]->loop_var;
@@ -142,15 +141,17 @@ class GemmMatch {
   void check_buffer(const tir::Buffer& buf, tir::DataType t, int64_t rows, int64_t cols, const char* role) const {
     const size_t nd = buf.ndim();
     if (buf->dtype != t) {
-      throw_user_error("{}: {} buffer '{}' holds {}, the intrinsic needs {}", what_, role, buf->name,
-                       buf->dtype.str(), t.str());
+      throw_user_error("{}: {} buffer '{}' holds {}, the intrinsic needs {}", what_, role, buf->name, buf->dtype.str(),
+                       t.str());
     }
-    const bool compact = buf->strides.empty() && (!buf->elem_offset.defined() || tir::is_const_int(buf->elem_offset, 0));
-    if (nd < 2 || !compact || !tir::is_const_int(buf->shape[nd - 2], rows) || !tir::is_const_int(buf->shape[nd - 1], cols)) {
+    const bool compact =
+        buf->strides.empty() && (!buf->elem_offset.defined() || tir::is_const_int(buf->elem_offset, 0));
+    if (nd < 2 || !compact || !tir::is_const_int(buf->shape[nd - 2], rows) ||
+        !tir::is_const_int(buf->shape[nd - 1], cols)) {
       std::string shape;
       for (const Expr& e : buf->shape) shape += (shape.empty() ? "" : ", ") + tir::to_text(e);
-      throw_user_error("{}: {} buffer '{}' of shape [{}] is not a compact [.., {}, {}] buffer", what_, role,
-                       buf->name, shape, rows, cols);
+      throw_user_error("{}: {} buffer '{}' of shape [{}] is not a compact [.., {}, {}] buffer", what_, role, buf->name,
+                       shape, rows, cols);
     }
   }
 
