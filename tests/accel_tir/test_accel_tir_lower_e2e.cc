@@ -113,6 +113,8 @@ TEST(AccelTirLowerE2e, MatmulFromLoopNestsBitExactOnFsimAndCycleAllConfigs) {
     const MatmulDims d = dims(cfg, s);
     EXPECT_EQ(rep.gemm_uop_executions, d.tiles_m * d.tiles_n * s.tm * s.tn * d.kb) << cname;
     EXPECT_EQ(rep.alus, d.tiles_m * d.tiles_n * 4) << cname;
+    EXPECT_EQ(prog.serialize(), build_accel_program(make_matmul_loops(cfg, s).func, cfg, t.segments).serialize())
+        << cname << ": deterministic";
     EXPECT_FALSE(rep.explicit_tokens);
     // the lowering gives exactly the stream of the hand-written intrinsic TIR
     const MatmulTir hand = make_matmul_tir(cfg, s);
@@ -152,6 +154,79 @@ TEST(AccelTirLowerE2e, DumpsAndTimingsCoverTheLoweringPasses) {
   for (size_t k = 1; k < 4; ++k)
     text += "// ---- IR after " + rep.ir_after[k].first + " ----\n" + rep.ir_after[k].second;
   expect_golden("matmul_loops_lowered.ir", text);
+}
+
+TEST(AccelTirLowerE2e, ZeroPaddedCopyMatchesTheLoopNest) {
+  // acc[y][x] = (1 <= y < 4 && 2 <= x < 7) ? int32(img[y-1][x-2]) : 0 over a 5 x 8 grid of ACC
+  // elements (one LOAD ACC_8BIT with pads 1/1 rows, 2/1 columns), acc += 1, y = int8(acc)
+  for (const auto& [cname, cfg] : test_configs()) {
+    const int b = cfg.batch(), bo = cfg.block_out(), e = b * bo;
+    Buffer img("img", DataType::int8(), {3, 5, b, bo});
+    Buffer out("y", DataType::int8(), {5, 8, b, bo});
+    Buffer acc("acc_buf", DataType::int32(), {5, 8, b, bo}, MemScope::kAcc);
+    Var y("y"), x("x"), bb("bb"), oo("oo");
+    Expr in = tir::intrin::likely(y >= 1) && tir::intrin::likely(y < 4) && x >= 2 && x < 7;
+    Stmt copy = dma_copy(loop(
+        y, 5,
+        loop(x, 8,
+             loop(bb, b,
+                  loop(oo, bo,
+                       tir::buffer_store(acc, tir::select(in, i32(tir::buffer_load(img, {y - 1, x - 2, bb, oo})), 0),
+                                         {y, x, bb, oo}))))));
+    Var y2("y"), x2("x"), bb2("bb"), oo2("oo");
+    Stmt inc = alu(loop(
+        y2, 5,
+        loop(x2, 8,
+             loop(bb2, b,
+                  loop(oo2, bo,
+                       tir::buffer_store(acc, tir::buffer_load(acc, {y2, x2, bb2, oo2}) + 1, {y2, x2, bb2, oo2}))))));
+    Var y3("y"), x3("x"), bb3("bb"), oo3("oo");
+    Stmt store = dma_copy(loop(
+        y3, 5,
+        loop(x3, 8,
+             loop(bb3, b,
+                  loop(oo3, bo,
+                       tir::buffer_store(out, tir::cast(DataType::int8(), tir::buffer_load(acc, {y3, x3, bb3, oo3})),
+                                         {y3, x3, bb3, oo3}))))));
+    Var pi("img_param", DataType::handle()), po("y_param", DataType::handle());
+    const tir::PrimFunc f("pad_copy", {pi, po}, {{pi, img}, {po, out}},
+                          tir::allocate(acc, tir::seq({copy, inc, store})));
+    const std::vector<SegmentSpec> segs = {{"img", "img", isa::SegmentKind::kInput, 0, isa::MemType::kAcc8},
+                                           {"y", "out", isa::SegmentKind::kOutput, 0, isa::MemType::kOut}};
+    const isa::Program prog = build_accel_program(f, cfg, segs);
+    bool padded = false;
+    for (const isa::Instruction& insn : prog.insns) {
+      if (insn.opcode == isa::Opcode::kLoad && insn.mem_type == isa::MemType::kAcc8) {
+        padded = insn.y_pad_0 == 1 && insn.y_pad_1 == 1 && insn.x_pad_0 == 2 && insn.x_pad_1 == 1 && insn.y_size == 3 &&
+                 insn.x_size == 5 && insn.x_stride == 5;
+      }
+    }
+    EXPECT_TRUE(padded) << cname;
+    std::mt19937 rng(5);
+    std::vector<int8_t> data(static_cast<size_t>(15 * e));
+    for (int8_t& v : data) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    std::vector<int8_t> want(static_cast<size_t>(40 * e));
+    for (int yy = 0; yy < 5; ++yy) {
+      for (int xx = 0; xx < 8; ++xx) {
+        for (int l = 0; l < e; ++l) {
+          const bool inside = yy >= 1 && yy < 4 && xx >= 2 && xx < 7;
+          const int32_t v = inside ? data[static_cast<size_t>(((yy - 1) * 5 + xx - 2) * e + l)] : 0;
+          want[static_cast<size_t>((yy * 8 + xx) * e + l)] = static_cast<int8_t>(v + 1);
+        }
+      }
+    }
+    for (const char* kind : {"fsim", "cycle"}) {
+      auto dev = runtime::Device::create(kind, prog.config, runtime::dram_bytes_for({prog}));
+      const runtime::LoadedProgram lp = dev->load(prog);
+      dev->copy_to_device(lp.segment_addr(prog, "img"), data.data(), data.size());
+      dev->submit(lp);
+      dev->wait();
+      std::vector<int8_t> got(want.size());
+      dev->copy_from_device(got.data(), lp.segment_addr(prog, "out"), got.size());
+      dev->unload(lp);
+      EXPECT_EQ(got, want) << cname << " on " << kind;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- (b) the residual add
