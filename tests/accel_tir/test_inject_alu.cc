@@ -130,7 +130,6 @@ TEST(InjectAlu, FormsTheAluCannotRunAreUserErrors) {
                           g, pragma(loop(v.l, 16, tir::buffer_store(g, tir::make_const(DataType::int8(), 0), {v.l}))))),
                   cfg);
             }),
-
             "the pragma_alu nest at loop 'l' stores into global buffer 'g8' of int8; the ALU updates int32 acc-scope "
             "buffers");
 }

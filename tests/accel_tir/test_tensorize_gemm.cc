@@ -135,23 +135,20 @@ TEST(TensorizeGemm, MismatchesNameWhatDiffers) {
             }),
             "gemm nest at loop 'r': wgt 'w_buf' is indexed by 'ii' where acc has its output-channel variable 'oo'");
   EXPECT_EQ(user_error([&] { tensorize_gemm(nest(acc - inp * wgt), cfg); }),
-
             "gemm nest at loop 'r': the update (c_buf[r, 0, bb, oo] - (int32(a_buf[r, q, bb, ii]) * int32(w_buf[0, q, "
-            "oo, ii]))) is not acc + product (or 0 for the init)");
+            "oo, ii]))) is not acc + product (or 0 for the init); an acc store outside pragma_dma_copy and pragma_alu "
+            "must be a GEMM update or init");
   EXPECT_EQ(user_error([&] {
               tensorize_gemm(nest(tir::buffer_load(t.c_buf, {0, 0, t.bb, t.oo}) + inp * wgt), cfg);
             }),
-
             "gemm nest at loop 'r': neither operand of (c_buf[0, 0, bb, oo] + (int32(a_buf[r, q, bb, ii]) * "
             "int32(w_buf[0, q, oo, ii]))) loads 'c_buf' at the stored indices");
   EXPECT_EQ(user_error([&] { tensorize_gemm(nest(acc + inp * inp), cfg); }),
-
             "gemm nest at loop 'r': the product (int32(a_buf[r, q, bb, ii]) * int32(a_buf[r, q, bb, ii])) is not "
             "int32(<inp-scope int8 load>) * int32(<wgt-scope int8 load>)");
   EXPECT_EQ(user_error([&] {
               tensorize_gemm(nest(acc + inp * tir::buffer_load(t.c_buf, {0, 1, t.bb, t.oo})), cfg);
             }),
-
             "gemm nest at loop 'r': the product (int32(a_buf[r, q, bb, ii]) * c_buf[0, 1, bb, oo]) is not "
             "int32(<inp-scope int8 load>) * int32(<wgt-scope int8 load>)");
   // a leading index using the reduction variable
@@ -159,7 +156,6 @@ TEST(TensorizeGemm, MismatchesNameWhatDiffers) {
       user_error([&] {
         tensorize_gemm(nest(acc + i32(tir::buffer_load(t.a_buf, {t.r, floormod(t.ii, 4), t.bb, t.ii})) * wgt), cfg);
       }),
-
       "gemm nest at loop 'r': leading index floormod(ii, 4) of 'a_buf' uses the intrinsic's variable 'ii'");
   // the reduction loop missing from the innermost three
   EXPECT_EQ(
@@ -174,7 +170,6 @@ TEST(TensorizeGemm, MismatchesNameWhatDiffers) {
                                                          {t.r, 0, t.bb, t.oo})))))),
             cfg);
       }),
-
       "gemm nest at loop 'ii': loop 'r' is among the 3 innermost loops, which must be the loops over 'bb' (1), 'oo' "
       "(16), 'ii' (16)");
 }

@@ -40,7 +40,12 @@ class GemmMatch {
     std::vector<std::pair<tir::Var, int64_t>> inner = {{b, nb}, {o, nbo}};
     if (!reset) {
       const auto* add = st->value.as<tir::AddNode>();
-      if (!add) throw_user_error("{}: the update {} is not acc + product (or 0 for the init)", what_, value_text(st));
+      if (!add) {
+        throw_user_error(
+            "{}: the update {} is not acc + product (or 0 for the init); an acc store outside pragma_dma_copy and "
+            "pragma_alu must be a GEMM update or init",
+            what_, value_text(st));
+      }
       Expr product;
       if (is_self_load(add->a, st)) {
         product = add->b;
