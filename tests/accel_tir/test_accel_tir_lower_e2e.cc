@@ -5,6 +5,7 @@
 // residual add with requantisation), on three configurations. Prints cycle counts.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 
 #include "runtime/cpu/kernels.h"
@@ -212,6 +213,91 @@ TEST(AccelTirLowerE2e, ZeroPaddedCopyMatchesTheLoopNest) {
           const bool inside = yy >= 1 && yy < 4 && xx >= 2 && xx < 7;
           const int32_t v = inside ? data[static_cast<size_t>(((yy - 1) * 5 + xx - 2) * e + l)] : 0;
           want[static_cast<size_t>((yy * 8 + xx) * e + l)] = static_cast<int8_t>(v + 1);
+        }
+      }
+    }
+    for (const char* kind : {"fsim", "cycle"}) {
+      auto dev = runtime::Device::create(kind, prog.config, runtime::dram_bytes_for({prog}));
+      const runtime::LoadedProgram lp = dev->load(prog);
+      dev->copy_to_device(lp.segment_addr(prog, "img"), data.data(), data.size());
+      dev->submit(lp);
+      dev->wait();
+      std::vector<int8_t> got(want.size());
+      dev->copy_from_device(got.data(), lp.segment_addr(prog, "out"), got.size());
+      dev->unload(lp);
+      EXPECT_EQ(got, want) << cname << " on " << kind;
+    }
+  }
+}
+
+TEST(AccelTirLowerE2e, TiledHaloPadsDependOnTheTile) {
+  // three tiles t of 2 output rows of a 6 x 5 image with a one-element halo (a 3x3 convolution's
+  // input tile): acc[y][x] = img[2t + y - 1][x - 1] inside the image, 0 outside; the y pads are
+  // 1/0 for t = 0, 0/0 for t = 1 and 0/1 for t = 2, computed per tile after unrolling
+  for (const auto& [cname, cfg] : test_configs()) {
+    const int b = cfg.batch(), bo = cfg.block_out(), e = b * bo;
+    Buffer img("img", DataType::int8(), {6, 5, b, bo});
+    Buffer out("y", DataType::int8(), {3, 4, 7, b, bo});
+    Buffer acc("acc_buf", DataType::int32(), {4, 7, b, bo}, MemScope::kAcc);
+    Var t("t"), y("y"), x("x"), bb("bb"), oo("oo");
+    Expr row = t * 2 + y - 1;
+    Expr in = tir::intrin::likely(row >= 0) && tir::intrin::likely(row < 6) && x >= 1 && x < 6;
+    Stmt copy = dma_copy(
+        loop(y, 4,
+             loop(x, 7,
+                  loop(bb, b,
+                       loop(oo, bo,
+                            tir::buffer_store(acc, tir::select(in, i32(tir::buffer_load(img, {row, x - 1, bb, oo})), 0),
+                                              {y, x, bb, oo}))))));
+    Var y2("y"), x2("x"), bb2("bb"), oo2("oo");
+    Stmt inc = alu(loop(
+        y2, 4,
+        loop(x2, 7,
+             loop(bb2, b,
+                  loop(oo2, bo,
+                       tir::buffer_store(acc, tir::buffer_load(acc, {y2, x2, bb2, oo2}) + 1, {y2, x2, bb2, oo2}))))));
+    Var y3("y"), x3("x"), bb3("bb"), oo3("oo");
+    Stmt store = dma_copy(loop(
+        y3, 4,
+        loop(x3, 7,
+             loop(bb3, b,
+                  loop(oo3, bo,
+                       tir::buffer_store(out, tir::cast(DataType::int8(), tir::buffer_load(acc, {y3, x3, bb3, oo3})),
+                                         {t, y3, x3, bb3, oo3}))))));
+    Var pi("img_param", DataType::handle()), po("y_param", DataType::handle());
+    const tir::PrimFunc f("halo", {pi, po}, {{pi, img}, {po, out}},
+                          tir::allocate(acc, loop(t, 3, tir::seq({copy, inc, store}))));
+    const std::vector<SegmentSpec> segs = {{"img", "img", isa::SegmentKind::kInput, 0, isa::MemType::kAcc8},
+                                           {"y", "out", isa::SegmentKind::kOutput, 0, isa::MemType::kOut}};
+    BuildOptions o;
+    o.dump_ir_after = "inject_dma_copy";
+    BuildReport rep;
+    const isa::Program prog = build_accel_program(f, cfg, segs, o, &rep);
+    if (cname == "default") expect_golden("halo_inject_dma_copy.ir", rep.ir_after.at(0).second);
+    std::vector<std::array<uint32_t, 4>> pads;
+    for (const isa::Instruction& insn : prog.insns) {
+      if (insn.opcode == isa::Opcode::kLoad && insn.mem_type == isa::MemType::kAcc8) {
+        pads.push_back({insn.y_pad_0, insn.y_pad_1, insn.y_size, insn.dram_base});
+      }
+    }
+    ASSERT_EQ(pads.size(), 3u) << cname;
+    const uint32_t base = pads[0][3];  // the img segment's first element
+    EXPECT_EQ(pads[0], (std::array<uint32_t, 4>{1, 0, 3, base})) << cname;
+    EXPECT_EQ(pads[1], (std::array<uint32_t, 4>{0, 0, 4, base + 5})) << cname;
+    EXPECT_EQ(pads[2], (std::array<uint32_t, 4>{0, 1, 3, base + 15})) << cname;
+    std::mt19937 rng(9);
+    std::vector<int8_t> data(static_cast<size_t>(30 * e));
+    for (int8_t& v : data) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    std::vector<int8_t> want(static_cast<size_t>(3 * 28 * e));
+    for (int tt = 0; tt < 3; ++tt) {
+      for (int yy = 0; yy < 4; ++yy) {
+        for (int xx = 0; xx < 7; ++xx) {
+          for (int l = 0; l < e; ++l) {
+            const int r = tt * 2 + yy - 1, c = xx - 1;
+            const bool inside = r >= 0 && r < 6 && c >= 0 && c < 5;
+            const int32_t v = inside ? data[static_cast<size_t>((r * 5 + c) * e + l)] : 0;
+            want[static_cast<size_t>(((tt * 4 + yy) * 7 + xx) * e + l)] = static_cast<int8_t>(v + 1);
+          }
         }
       }
     }

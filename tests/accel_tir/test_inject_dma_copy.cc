@@ -201,8 +201,8 @@ TEST(InjectDmaCopy, AccessesNoDmaCanMakeAreUserErrors) {
                {q, 0, ii})));
   EXPECT_EQ(
       user_error([&] { lower(func({m.c}, {m.c_buf}, pragma(odd))); }),
-      "the copy under pragma_dma_copy at loop 'q': the pad condition ((q * 2) >= 1) is not a constant bound on the "
-      "row or column loop (unit step, constant offset)");
+      "the copy under pragma_dma_copy at loop 'q': the pad condition ((q * 2) >= 1) is not a bound with unit step on "
+      "the row or column loop");
   Stmt elem_pad =
       loop(q, 4,
            loop(ii, 16,
@@ -210,8 +210,8 @@ TEST(InjectDmaCopy, AccessesNoDmaCanMakeAreUserErrors) {
                     m.c_buf, tir::select(ii < 8, tir::cast(DataType::int32(), tir::buffer_load(m.c, {0, q, 0, ii})), 0),
                     {q, 0, ii})));
   EXPECT_EQ(user_error([&] { lower(func({m.c}, {m.c_buf}, pragma(elem_pad))); }),
-            "the copy under pragma_dma_copy at loop 'q': the pad condition (ii < 8) is not a constant bound on the row "
-            "or column loop (unit step, constant offset)");
+            "the copy under pragma_dma_copy at loop 'q': the pad condition (ii < 8) is not a bound with unit step on the "
+            "row or column loop");
   // WGT loads cannot pad
   Var oo("oo");
   Stmt wpad = loop(q, 4,

@@ -149,7 +149,7 @@ class CopyLowering {
           "loop '{}' of {}: dram buffer '{}' steps by {} per column, a DMA row is consecutive elements (step {})",
           name(kx), what, dram->name, ld_.coef[kx], elem);
     }
-    int64_t stride = 0;  // the DMA's x_size when there is one row (set below)
+    int64_t stride = 0;  // DRAM elements between rows (the x_size when there is one row)
     if (has_y) {
       const int64_t c = ld_.coef[ky];
       if (c <= 0 || c % elem != 0) {
@@ -159,8 +159,13 @@ class CopyLowering {
       }
       stride = c / elem;
     }
-    // pads from the condition
-    int64_t lo[2] = {0, 0}, hi[2] = {yn, xn};  // [0] y, [1] x
+    // pads from the condition: the valid rows/columns [lo, hi) of the padded rectangle, as
+    // expressions of the enclosing variables (constants once emit_instructions unrolls them)
+    tir::arith::Analyzer az;
+    const Expr ext_of[2] = {int(yn), int(xn)};
+    Expr lo[2] = {0, 0}, hi[2] = {ext_of[0], ext_of[1]};  // [0] y, [1] x
+    Expr row = exact_div(ls.base, elem, what + ": the first scratchpad value");
+    Expr delem = exact_div(ld_.base, elem, what + ": the first dram value");
     if (cond.defined()) {
       if (sram->scope == MemScope::kWgt) {
         throw_user_error("{}: wgt loads cannot pad (condition {})", what, tir::to_text(cond));
@@ -169,35 +174,36 @@ class CopyLowering {
       conjuncts(cond, terms);
       for (const Expr& t : terms) pad_term(t, what, has_x, kx, has_y, ky, lo, hi);
       for (int d = 0; d < 2; ++d) {
-        if (hi[d] < lo[d]) hi[d] = lo[d];
-        const int64_t p0 = lo[d], p1 = (d == 0 ? yn : xn) - hi[d];
-        for (int64_t p : {p0, p1}) {
-          if (p > kMaxPad) {
-            throw_user_error("{}: a pad of {} {} exceeds the 4-bit pad field (at most {})", what, p,
+        lo[d] = az.simplify(tir::min(tir::max(lo[d], 0), ext_of[d]));
+        hi[d] = az.simplify(tir::max(tir::min(hi[d], ext_of[d]), lo[d]));
+        for (const Expr& p : {lo[d], az.simplify(ext_of[d] - hi[d])}) {
+          const std::optional<int64_t> c = tir::arith::as_const(p);
+          if (c && *c > kMaxPad) {
+            throw_user_error("{}: a pad of {} {} exceeds the 4-bit pad field (at most {})", what, *c,
                              d == 0 ? "rows" : "columns", kMaxPad);
           }
         }
       }
+      // the first DRAM element is the one of the first valid row and column
+      Expr start = delem;
+      if (has_y) start = start + lo[0] * int(ld_.coef[ky] / elem);
+      if (has_x) start = start + lo[1] * int(ld_.coef[kx] / elem);
+      delem = az.simplify(start);
     }
-    Expr dram_start = ld_.base;
-    if (has_y && lo[0] > 0) dram_start = dram_start + tir::make_const(dram_start.dtype(), lo[0] * ld_.coef[ky]);
-    if (has_x && lo[1] > 0) dram_start = dram_start + tir::make_const(dram_start.dtype(), lo[1] * ld_.coef[kx]);
-    const Expr row = exact_div(ls.base, elem, what + ": the first scratchpad value");
-    const Expr delem = exact_div(dram_start, elem, what + ": the first dram value");
-    const int y_size = int(hi[0] - lo[0]), x_size = int(hi[1] - lo[1]);
-    if (!has_y) stride = x_size;
+    const Expr y_size = az.simplify(hi[0] - lo[0]), x_size = az.simplify(hi[1] - lo[1]);
+    const Expr x_stride = has_y ? Expr(int(stride)) : x_size;
     if (store) {
-      return ta::coproc_scope(isa::Module::kStore, ta::dma_store(sram, row, dram, delem, y_size, x_size, int(stride)));
+      return ta::coproc_scope(isa::Module::kStore, ta::dma_store(sram, row, dram, delem, y_size, x_size, x_stride));
     }
     const isa::Module m = sram->scope == MemScope::kAcc ? isa::Module::kCompute : isa::Module::kLoad;
-    return ta::coproc_scope(m, ta::dma_load(type, sram, row, dram, delem, y_size, x_size, int(stride), int(lo[0]),
-                                            int(yn - hi[0]), int(lo[1]), int(xn - hi[1])));
+    return ta::coproc_scope(m, ta::dma_load(type, sram, row, dram, delem, y_size, x_size, x_stride, lo[0],
+                                            az.simplify(ext_of[0] - hi[0]), lo[1], az.simplify(ext_of[1] - hi[1])));
   }
 
  private:
   /// One bound of the pad condition: narrows lo/hi of the y or x loop.
-  void pad_term(const Expr& t, const std::string& what, bool has_x, size_t kx, bool has_y, size_t ky, int64_t* lo,
-                int64_t* hi) {
+  void pad_term(const Expr& t, const std::string& what, bool has_x, size_t kx, bool has_y, size_t ky, Expr* lo,
+                Expr* hi) {
     Expr ge;  // ge >= 0
     const tir::BinaryOperands o = tir::binary_operands(t);
     switch (t.kind()) {
@@ -216,11 +222,10 @@ class CopyLowering {
       default:
         throw_user_error("{}: the pad condition {} is not a bound 0 <= index or index < extent", what, tir::to_text(t));
     }
-    if (!o.a->dtype().is_int()) {
-      throw_user_error("{}: the pad condition {} is not an integer bound", what, tir::to_text(t));
+    if (o.a->dtype() != tir::DataType::int32()) {
+      throw_user_error("{}: the pad condition {} is not an int32 bound", what, tir::to_text(t));
     }
     const LinearIndex lin = linear_index(ge, nest_, what, fmt::format("the pad condition {}", tir::to_text(t)));
-    const std::optional<int64_t> base = tir::arith::as_const(lin.base);
     size_t var = 0;
     int used = 0;
     for (size_t k = 0; k < lin.coef.size(); ++k) {
@@ -230,19 +235,16 @@ class CopyLowering {
       }
     }
     const bool on_row = used == 1 && ((has_y && var == ky) || (has_x && var == kx));
-    if (!base || !on_row || (lin.coef[var] != 1 && lin.coef[var] != -1)) {
-      throw_user_error(
-          "{}: the pad condition {} is not a constant bound on the row or column loop (unit step, constant "
-          "offset)",
-          what, tir::to_text(t));
+    if (!on_row || (lin.coef[var] != 1 && lin.coef[var] != -1)) {
+      throw_user_error("{}: the pad condition {} is not a bound with unit step on the row or column loop", what,
+                       tir::to_text(t));
     }
     const int d = has_y && var == ky ? 0 : 1;
     if (lin.coef[var] == 1) {
-      lo[d] = std::max(lo[d], -*base);  // v + base >= 0
+      lo[d] = tir::max(lo[d], 0 - lin.base);  // v + base >= 0
     } else {
-      hi[d] = std::min(hi[d], *base + 1);  // base - v >= 0
+      hi[d] = tir::min(hi[d], lin.base + 1);  // base - v >= 0
     }
-    lo[d] = std::max<int64_t>(lo[d], 0);
   }
 
   const isa::HwConfig& cfg_;

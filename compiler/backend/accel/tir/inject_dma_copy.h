@@ -18,8 +18,11 @@ namespace tessel::compiler::accel_tir {
 ///   y[..]   = int8(acc[..])         y global int8               -> STORE OUT
 /// A load's value may be select(cond, <value>, 0) (likely() around any term allowed), cond a
 /// conjunction of bounds 0 <= v + c, v + c < n (or the same with <=, >, >=) on the row (y) or
-/// column (x) loop with a constant c and n: the zero rows/columns outside the bounds become the
-/// DMA's pads (4-bit fields, at most 15 each; none on WGT loads).
+/// column (x) loop v, c and n free of the nest's loop variables (they may use enclosing ones, a
+/// tile index: the halo of a tiled convolution): the zero rows/columns outside the bounds become
+/// the DMA's pads (4-bit fields, at most 15 each, checked here when constant and by the isa
+/// verifier after unrolling otherwise; none on WGT loads). The sizes, pads and DRAM start are
+/// then expressions that emit_instructions evaluates after unrolling the enclosing loops.
 /// Both flat indices (Buffer::flat_index) are split with arith::detect_linear_equation over the
 /// loop variables. The innermost loops must walk one scratchpad element (ScopeInfo rows x cols
 /// values) contiguously on both sides; at most two loops remain outside it, the inner one the
@@ -31,7 +34,7 @@ namespace tessel::compiler::accel_tir {
 /// body that is not one store, buffers of the wrong scopes or types, a non-constant loop, an
 /// index not linear in the loops or with a non-constant step, inner loops that do not walk one
 /// element, more than two loops outside it, steps no DMA can take, a condition that is not such
-/// a bound, a pad over 15, pads on a WGT load or a store.
+/// a bound, a constant pad over 15, pads on a WGT load or a store.
 tir::PrimFunc inject_dma_copy(const tir::PrimFunc& f, const isa::HwConfig& cfg);
 
 }  // namespace tessel::compiler::accel_tir
