@@ -7,6 +7,9 @@
 #include "compiler/backend/accel/tir/allocate_scratchpads.h"
 #include "compiler/backend/accel/tir/emit_instructions.h"
 #include "compiler/backend/accel/tir/fold_uop_loops.h"
+#include "compiler/backend/accel/tir/inject_alu.h"
+#include "compiler/backend/accel/tir/inject_dma_copy.h"
+#include "compiler/backend/accel/tir/tensorize_gemm.h"
 #include "compiler/tir/printer.h"
 #include "isa/asm.h"
 #include "support/error.h"
@@ -14,8 +17,8 @@
 namespace tessel::compiler::accel_tir {
 
 const std::vector<std::string>& pass_names() {
-  static const std::vector<std::string> kNames = {"allocate_scratchpads", "fold_uop_loops",
-                                                  "emit_instructions"};
+  static const std::vector<std::string> kNames = {"inject_dma_copy",      "tensorize_gemm", "inject_alu",
+                                                  "allocate_scratchpads", "fold_uop_loops", "emit_instructions"};
   return kNames;
 }
 
@@ -46,7 +49,13 @@ isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cf
     r.pass_ms.emplace_back(name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     return out;
   };
-  const tir::PrimFunc allocated = timed("allocate_scratchpads", [&] { return allocate_scratchpads(f, cfg); });
+  const tir::PrimFunc copied = timed("inject_dma_copy", [&] { return inject_dma_copy(f, cfg); });
+  dump("inject_dma_copy", tir::to_text(copied));
+  const tir::PrimFunc tensorized = timed("tensorize_gemm", [&] { return tensorize_gemm(copied, cfg); });
+  dump("tensorize_gemm", tir::to_text(tensorized));
+  const tir::PrimFunc alu = timed("inject_alu", [&] { return inject_alu(tensorized, cfg); });
+  dump("inject_alu", tir::to_text(alu));
+  const tir::PrimFunc allocated = timed("allocate_scratchpads", [&] { return allocate_scratchpads(alu, cfg); });
   dump("allocate_scratchpads", tir::to_text(allocated));
   const tir::PrimFunc folded = timed("fold_uop_loops", [&] { return fold_uop_loops(allocated, cfg); });
   dump("fold_uop_loops", tir::to_text(folded));

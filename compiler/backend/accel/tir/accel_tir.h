@@ -4,13 +4,18 @@
 // docs/accel-backend.md ("The TIR contract"); the passes run in this order, each in its own
 // header and source:
 //
+//   inject_dma_copy       copy loop nests under pragma_dma_copy -> accel.dma_load / dma_store
+//   tensorize_gemm        GEMM and acc-init loop nests -> accel.gemm_uop kernels
+//   inject_alu            element-wise acc loop nests under pragma_alu -> accel.alu_uop kernels
 //   allocate_scratchpads  Allocate nodes of the inp/wgt/acc/uop scopes -> SRAM row offsets
 //   fold_uop_loops        the loops inside each accel.uop_kernel -> the GEMM/ALU loop nest
 //   emit_instructions     unroll, DMA -> LOAD/STORE, kernels -> micro-ops + GEMM/ALU, tokens,
 //                         verifier, FINISH
 //
 // build_accel_program() runs them and can dump the IR after any one ("input" is the function
-// as given, "emit_instructions" the disassembled stream).
+// as given, "emit_instructions" the disassembled stream). The first three turn the loop nests a
+// tensor-expression schedule produces into the intrinsics; TIR already written with them passes
+// through them unchanged.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +61,8 @@ struct BuildReport {
   std::vector<std::pair<std::string, double>> pass_ms;
 };
 
-/// The pass names, in order: allocate_scratchpads, fold_uop_loops, emit_instructions.
+/// The pass names, in order: inject_dma_copy, tensorize_gemm, inject_alu, allocate_scratchpads,
+/// fold_uop_loops, emit_instructions.
 const std::vector<std::string>& pass_names();
 
 /// Builds the Program named f->name for `cfg` from `f` (see the file comment). `segments` gives

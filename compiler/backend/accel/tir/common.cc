@@ -91,4 +91,104 @@ int64_t scratchpad_rows(const tir::Buffer& buf, int64_t elem_bytes) {
   return (bytes + elem_bytes - 1) / elem_bytes;
 }
 
+PerfectNest perfect_nest(const tir::Stmt& s) {
+  PerfectNest n;
+  tir::Stmt cur = s;
+  while (const auto* f = cur.as<tir::ForNode>()) {
+    n.loops.push_back(f);
+    cur = f->body;
+  }
+  n.body = cur;
+  return n;
+}
+
+std::vector<int64_t> nest_extents(const PerfectNest& nest, const std::string& what) {
+  std::vector<int64_t> out;
+  for (const tir::ForNode* f : nest.loops) {
+    if (!tir::is_const_int(f->min, 0)) {
+      throw_user_error("loop '{}' of {} starts at {}; the loop must start at 0", f->loop_var.name(), what,
+                       tir::to_text(f->min));
+    }
+    const int64_t* e = tir::as_const_int(f->extent);
+    if (!e || *e <= 0) {
+      throw_user_error("loop '{}' of {} has extent {}; the extent must be a positive constant",
+                       f->loop_var.name(), what, tir::to_text(f->extent));
+    }
+    out.push_back(*e);
+  }
+  return out;
+}
+
+tir::Stmt wrap_loops(const std::vector<const tir::ForNode*>& loops, const tir::Stmt& body) {
+  tir::Stmt s = body;
+  for (size_t k = loops.size(); k-- > 0;) {
+    const tir::ForNode* f = loops[k];
+    s = tir::for_loop(f->loop_var, f->min, f->extent, f->kind, s, f->thread_tag);
+  }
+  return s;
+}
+
+LinearIndex linear_index(const tir::Expr& e, const PerfectNest& nest, const std::string& what,
+                         const std::string& role) {
+  std::vector<tir::Var> vars;
+  for (const tir::ForNode* f : nest.loops) vars.push_back(f->loop_var);
+  const auto lin = tir::arith::detect_linear_equation(e, vars);
+  if (!lin) {
+    tir::arith::Analyzer az;
+    throw_user_error("{} of {}: {} is not linear in the loop variables", role, what,
+                     tir::to_text(az.simplify(e)));
+  }
+  LinearIndex out;
+  for (size_t k = 0; k < vars.size(); ++k) {
+    const std::optional<int64_t> c = tir::arith::as_const((*lin)[k]);
+    if (!c) {
+      throw_user_error("loop '{}' of {}: {} steps by {}, not a constant", vars[k].name(), what, role,
+                       tir::to_text((*lin)[k]));
+    }
+    out.coef.push_back(*c);
+  }
+  out.base = (*lin)[vars.size()];
+  return out;
+}
+
+size_t element_loops_start(const PerfectNest& nest, const std::vector<int64_t>& extents,
+                           const std::vector<std::pair<std::string, const LinearIndex*>>& accesses,
+                           int64_t elem, const std::string& elem_text, const std::string& what) {
+  int64_t p = 1;
+  size_t k = nest.loops.size();
+  while (p < elem && k > 0) {
+    --k;
+    if (extents[k] == 1) continue;
+    for (const auto& [role, lin] : accesses) {
+      if (lin->coef[k] != p) {
+        throw_user_error(
+            "loop '{}' of {}: {} steps by {}, but the innermost loops must walk one {} element "
+            "contiguously (step {} here)",
+            nest.loops[k]->loop_var.name(), what, role, lin->coef[k], elem_text, p);
+      }
+    }
+    p *= extents[k];
+  }
+  if (p != elem) {
+    throw_user_error("{}: the innermost loops cover {} values, but one {} element has {}", what, p, elem_text,
+                     elem);
+  }
+  // extent-1 loops directly outside the element belong to it too; keep them outside (harmless)
+  return k;
+}
+
+tir::Expr exact_div(const tir::Expr& e, int64_t d, const std::string& what) {
+  tir::arith::Analyzer az;
+  const tir::Expr m = az.simplify(tir::floormod(e, tir::make_const(e.dtype(), d)));
+  if (!tir::is_const_int(m, 0)) {
+    throw_user_error("{}: {} is not a multiple of the element size {}", what, tir::to_text(az.simplify(e)), d);
+  }
+  return az.simplify(tir::floordiv(e, tir::make_const(e.dtype(), d)));
+}
+
+std::string nest_name(const PerfectNest& nest, const std::string& fallback) {
+  if (nest.loops.empty()) return fallback;
+  return "loop '" + nest.loops.front()->loop_var.name() + "'";
+}
+
 }  // namespace tessel::compiler::accel_tir

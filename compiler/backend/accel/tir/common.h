@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "compiler/tir/function.h"
 #include "compiler/tir/stmt.h"
@@ -52,5 +54,50 @@ int64_t scratchpad_rows(const tir::Buffer& buf, int64_t elem_bytes);
 
 /// Bytes of a buffer with a constant shape; UserError naming the buffer otherwise.
 int64_t buffer_bytes(const tir::Buffer& buf);
+
+// ---- helpers of the lowering passes (inject_dma_copy, tensorize_gemm, inject_alu) ----
+
+/// A chain of loops each of whose body is the next loop, and the first statement below them
+/// that is not a loop.
+struct PerfectNest {
+  std::vector<const tir::ForNode*> loops;  ///< outermost first
+  tir::Stmt body;
+};
+/// The perfect nest starting at `s` (no loops when `s` is not a For).
+PerfectNest perfect_nest(const tir::Stmt& s);
+
+/// The constant extents of the nest's loops. UserError naming the loop and `what` (the nest's
+/// description, e.g. "the copy under pragma_dma_copy") when a loop's min is not the constant 0
+/// or its extent is not a positive constant.
+std::vector<int64_t> nest_extents(const PerfectNest& nest, const std::string& what);
+
+/// `loops` around `body`, each rebuilt with its variable, range and kind.
+tir::Stmt wrap_loops(const std::vector<const tir::ForNode*>& loops, const tir::Stmt& body);
+
+/// The constant coefficients of `e` in the nest's loop variables followed by its (symbolic,
+/// simplified) base, from arith::detect_linear_equation. UserError naming `what` and `role` (the
+/// access, e.g. "the dram index") when `e` is not linear in them or a coefficient is not constant.
+struct LinearIndex {
+  std::vector<int64_t> coef;  ///< per loop, outermost first
+  tir::Expr base;
+};
+LinearIndex linear_index(const tir::Expr& e, const PerfectNest& nest, const std::string& what,
+                         const std::string& role);
+
+/// How many outer loops of the nest lie outside one scratchpad element: walking from the
+/// innermost loop, the loops must step every access in `accesses` by 1, then by the product of
+/// the extents inside them, until the product is `elem` (values of one element, rows x cols).
+/// Extent-1 loops are skipped. UserError naming the loop, `what` and the access when a step
+/// differs, or when the innermost loops cover a number of values that is not `elem`.
+size_t element_loops_start(const PerfectNest& nest, const std::vector<int64_t>& extents,
+                           const std::vector<std::pair<std::string, const LinearIndex*>>& accesses,
+                           int64_t elem, const std::string& elem_text, const std::string& what);
+
+/// floordiv(e, d) when `e` is provably a multiple of `d` (simplified); UserError naming `what`
+/// otherwise.
+tir::Expr exact_div(const tir::Expr& e, int64_t d, const std::string& what);
+
+/// "loop 'x'" for the outermost loop of a nest, else `fallback`.
+std::string nest_name(const PerfectNest& nest, const std::string& fallback);
 
 }  // namespace tessel::compiler::accel_tir

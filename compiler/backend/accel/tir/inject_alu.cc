@@ -1,0 +1,183 @@
+#include "compiler/backend/accel/tir/inject_alu.h"
+
+#include <string>
+#include <vector>
+
+#include "compiler/backend/accel/tir/common.h"
+#include "compiler/target/accel_intrin.h"
+#include "compiler/tir/arith/analyzer.h"
+#include "compiler/tir/functor.h"
+#include "compiler/tir/intrinsics.h"
+#include "compiler/tir/printer.h"
+#include "compiler/tir/util.h"
+#include "support/error.h"
+
+namespace tessel::compiler::accel_tir {
+
+namespace {
+
+namespace ta = target::accel;
+using tir::Expr;
+using tir::MemScope;
+using tir::Stmt;
+
+constexpr int64_t kImmMin = -32768, kImmMax = 32767;  // the 16-bit signed ALU immediate
+
+class AluLowering {
+ public:
+  AluLowering(const isa::HwConfig& cfg, const Stmt& body) : cfg_(cfg), nest_(perfect_nest(body)) {}
+
+  Stmt run() {
+    what_ = "the pragma_alu nest" + (nest_.loops.empty() ? std::string() : " at " + nest_name(nest_, ""));
+    const auto* st = nest_.body.as<tir::BufferStoreNode>();
+    if (!st) throw_user_error("{} is not a loop nest around one buffer store: {}", what_, tir::to_text(nest_.body));
+    st_ = st;
+    const std::vector<int64_t> ext = nest_extents(nest_, what_);
+    const tir::Buffer& dst = st->buffer;
+    if (dst->scope != MemScope::kAcc || dst->dtype != tir::DataType::int32()) {
+      throw_user_error("{} stores into {} buffer '{}' of {}; the ALU updates int32 acc-scope buffers", what_,
+                       tir::to_string(dst->scope), dst->name, dst->dtype.str());
+    }
+    parse(st->value);
+    const int64_t elem = int64_t{cfg_.batch()} * cfg_.block_out();
+    const std::string elem_text = fmt::format("{}x{} local.acc_buffer", cfg_.batch(), cfg_.block_out());
+    const LinearIndex ld =
+        linear_index(dst.flat_index(st->indices), nest_, what_, fmt::format("the index of '{}'", dst->name));
+    std::vector<std::pair<std::string, const LinearIndex*>> acc = {{fmt::format("'{}'", dst->name), &ld}};
+    LinearIndex ls;
+    if (src_) {
+      ls = linear_index(src_->buffer.flat_index(src_->indices), nest_, what_,
+                        fmt::format("the index of the operand '{}'", src_->buffer->name));
+      acc.emplace_back(fmt::format("the operand '{}'", src_->buffer->name), &ls);
+    }
+    const size_t outer = element_loops_start(nest_, ext, acc, elem, elem_text, what_);
+    auto row_of = [&](const LinearIndex& lin, const std::string& name) {
+      Expr r = exact_div(lin.base, elem, what_ + ": the first value of " + name);
+      for (size_t k = 0; k < outer; ++k) {
+        if (lin.coef[k] % elem != 0) {
+          throw_user_error("loop '{}' of {}: {} steps by {}, not a multiple of the element size {}",
+                           nest_.loops[k]->loop_var.name(), what_, name, lin.coef[k], elem);
+        }
+        if (lin.coef[k] != 0) r = r + nest_.loops[k]->loop_var * int(lin.coef[k] / elem);
+      }
+      tir::arith::Analyzer az;
+      return az.simplify(r);
+    };
+    const Expr dst_row = row_of(ld, "'" + dst->name + "'");
+    const Expr dst_ptr = tir::intrin::access_ptr(dst, dst_row, 1, 3);
+    const Expr src_ptr =
+        src_ ? tir::intrin::access_ptr(src_->buffer, row_of(ls, "'" + src_->buffer->name + "'"), 1, 1) : dst_ptr;
+    const std::vector<const tir::ForNode*> loops(nest_.loops.begin(), nest_.loops.begin() + static_cast<long>(outer));
+    Stmt uop = ta::alu_uop(op_, !src_, static_cast<int32_t>(imm_), dst_ptr, src_ptr);
+    Stmt kernel = tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1, wrap_loops(loops, uop));
+    return ta::coproc_scope(isa::Module::kCompute, kernel);
+  }
+
+ private:
+  bool is_self(const Expr& e) const {
+    const auto* l = e.as<tir::BufferLoadNode>();
+    if (!l || !l->buffer.same_as(st_->buffer) || l->indices.size() != st_->indices.size()) return false;
+    for (size_t k = 0; k < l->indices.size(); ++k) {
+      if (!tir::structural_equal(l->indices[k], st_->indices[k])) return false;
+    }
+    return true;
+  }
+
+  /// The second operand: an int32 immediate or an acc-scope int32 load.
+  void operand(const Expr& v, bool negate) {
+    if (const int64_t* c = tir::as_const_int(v)) {
+      const int64_t x = negate ? -*c : *c;
+      if (x < kImmMin || x > kImmMax) {
+        throw_user_error("{}: the immediate {} does not fit the 16-bit signed ALU immediate field [{}, {}]", what_, x,
+                         kImmMin, kImmMax);
+      }
+      imm_ = x;
+      return;
+    }
+    const auto* l = v.as<tir::BufferLoadNode>();
+    if (negate || !l || l->buffer->scope != MemScope::kAcc || l->dtype != tir::DataType::int32()) {
+      throw_user_error("{}: the operand {} is not {}", what_, tir::to_text(v),
+                       negate ? "a constant (a vector operand cannot be negated)"
+                              : "an int32 constant or an int32 acc-scope buffer load");
+    }
+    src_ = l;
+  }
+
+  void parse(const Expr& value) {
+    const std::string form =
+        "acc = acc op v with op +, *, max, min, shift_right (or acc - imm, shift_left(acc, imm)) and v an "
+        "immediate or an acc load, acc the stored element";
+    auto commutative = [&](const Expr& a, const Expr& b, isa::AluOp op) {
+      op_ = op;
+      if (is_self(a)) {
+        operand(b, false);
+      } else if (is_self(b)) {
+        operand(a, false);
+      } else {
+        throw_user_error("{}: {} does not read the stored element of '{}' (the ALU updates in place: {})", what_,
+                         tir::to_text(value), st_->buffer->name, form);
+      }
+    };
+    auto ordered = [&](const Expr& a, const Expr& b, isa::AluOp op, bool negate) {
+      op_ = op;
+      if (!is_self(a)) {
+        throw_user_error("{}: {} does not take the stored element of '{}' as its first operand ({})", what_,
+                         tir::to_text(value), st_->buffer->name, form);
+      }
+      operand(b, negate);
+    };
+    if (const auto* n = value.as<tir::AddNode>()) return commutative(n->a, n->b, isa::AluOp::kAdd);
+    if (const auto* n = value.as<tir::MulNode>()) return commutative(n->a, n->b, isa::AluOp::kMul);
+    if (const auto* n = value.as<tir::MaxNode>()) return commutative(n->a, n->b, isa::AluOp::kMax);
+    if (const auto* n = value.as<tir::MinNode>()) return commutative(n->a, n->b, isa::AluOp::kMin);
+    if (const auto* n = value.as<tir::SubNode>()) {
+      if (!tir::as_const_int(n->b)) {
+        throw_user_error("{}: {} subtracts a non-constant (the ALU has no vector subtraction)", what_,
+                         tir::to_text(value));
+      }
+      return ordered(n->a, n->b, isa::AluOp::kAdd, true);
+    }
+    if (const auto* c = value.as<tir::CallNode>(); c && c->args.size() == 2) {
+      if (c->op == tir::intrin::kShiftRight) return ordered(c->args[0], c->args[1], isa::AluOp::kShr, false);
+      if (c->op == tir::intrin::kShiftLeft) {
+        if (!tir::as_const_int(c->args[1])) {
+          throw_user_error("{}: {} shifts left by a non-constant", what_, tir::to_text(value));
+        }
+        return ordered(c->args[0], c->args[1], isa::AluOp::kShr, true);
+      }
+    }
+    throw_user_error("{}: {} is not an ALU operation ({})", what_, tir::to_text(value), form);
+  }
+
+  const isa::HwConfig& cfg_;
+  PerfectNest nest_;
+  std::string what_;
+  const tir::BufferStoreNode* st_ = nullptr;
+  isa::AluOp op_ = isa::AluOp::kAdd;
+  int64_t imm_ = 0;
+  const tir::BufferLoadNode* src_ = nullptr;
+};
+
+class AluInjector : public tir::IRMutator {
+ public:
+  explicit AluInjector(const isa::HwConfig& cfg) : cfg_(cfg) {}
+
+ protected:
+  using tir::IRMutator::mutate;
+  Stmt mutate(const tir::AttrStmtNode* op, const Stmt& self) override {
+    if (op->key != ta::kPragmaAlu) return tir::IRMutator::mutate(op, self);
+    return AluLowering(cfg_, op->body).run();
+  }
+
+ private:
+  const isa::HwConfig& cfg_;
+};
+
+}  // namespace
+
+tir::PrimFunc inject_alu(const tir::PrimFunc& f, const isa::HwConfig& cfg) {
+  AluInjector a(cfg);
+  return f.with_body(a.mutate_stmt(f->body));
+}
+
+}  // namespace tessel::compiler::accel_tir

@@ -1,0 +1,276 @@
+#include "compiler/backend/accel/tir/inject_dma_copy.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/accel/tir/common.h"
+#include "compiler/target/accel_intrin.h"
+#include "compiler/tir/arith/analyzer.h"
+#include "compiler/tir/functor.h"
+#include "compiler/tir/intrinsics.h"
+#include "compiler/tir/printer.h"
+#include "support/error.h"
+
+namespace tessel::compiler::accel_tir {
+
+namespace {
+
+namespace ta = target::accel;
+using tir::Expr;
+using tir::MemScope;
+using tir::Stmt;
+
+constexpr int64_t kMaxPad = 15;  // 4-bit pad fields
+
+bool is_data_scratchpad(MemScope s) { return s == MemScope::kInp || s == MemScope::kWgt || s == MemScope::kAcc; }
+
+/// The terms of a conjunction, likely() removed.
+void conjuncts(const Expr& c, std::vector<Expr>& out) {
+  if (const auto* call = c.as<tir::CallNode>(); call && call->op == tir::intrin::kLikely) {
+    conjuncts(call->args[0], out);
+    return;
+  }
+  if (const auto* a = c.as<tir::AndNode>()) {
+    conjuncts(a->a, out);
+    conjuncts(a->b, out);
+    return;
+  }
+  out.push_back(c);
+}
+
+/// One copy nest.
+class CopyLowering {
+ public:
+  CopyLowering(const isa::HwConfig& cfg, const Stmt& body) : cfg_(cfg), nest_(perfect_nest(body)) {}
+
+  Stmt run() {
+    const std::string what =
+        "the copy under pragma_dma_copy" + (nest_.loops.empty() ? std::string() : " at " + nest_name(nest_, ""));
+    const auto* st = nest_.body.as<tir::BufferStoreNode>();
+    if (!st) {
+      throw_user_error("{} is not a loop nest around one buffer store: {}", what, tir::to_text(nest_.body));
+    }
+    const std::vector<int64_t> ext = nest_extents(nest_, what);
+    // the value: [select(cond, v, 0)] with v = [cast](load)
+    Expr value = st->value;
+    Expr cond;
+    if (const auto* sel = value.as<tir::SelectNode>()) {
+      if (!tir::is_const_int(sel->false_value, 0)) {
+        throw_user_error("{}: the padding value {} is not 0", what, tir::to_text(sel->false_value));
+      }
+      cond = sel->cond;
+      value = sel->true_value;
+    }
+    bool cast = false;
+    if (const auto* c = value.as<tir::CastNode>()) {
+      cast = true;
+      value = c->value;
+    }
+    const auto* ld = value.as<tir::BufferLoadNode>();
+    if (!ld) throw_user_error("{}: the stored value {} is not a buffer load", what, tir::to_text(st->value));
+    const tir::Buffer& dst = st->buffer;
+    const tir::Buffer& src = ld->buffer;
+    const bool load = is_data_scratchpad(dst->scope) && src->scope == MemScope::kGlobal;
+    const bool store = dst->scope == MemScope::kGlobal && src->scope == MemScope::kAcc;
+    if (!load && !store) {
+      throw_user_error(
+          "{} moves {} buffer '{}' into {} buffer '{}'; a DMA moves a global buffer into an inp, wgt or "
+          "acc scratchpad, or an acc scratchpad into a global buffer",
+          what, tir::to_string(src->scope), src->name, tir::to_string(dst->scope), dst->name);
+    }
+    const tir::Buffer& sram = load ? dst : src;
+    const tir::Buffer& dram = load ? src : dst;
+    const ta::ScopeInfo info = ta::scope_info(cfg_, sram->scope);
+    if (sram->dtype != info.dtype) {
+      throw_user_error("{}: scratchpad '{}' holds {}, scope {} holds {}", what, sram->name, sram->dtype.str(),
+                       tir::to_string(sram->scope), info.dtype.str());
+    }
+    isa::MemType type = info.mem_type;
+    const tir::DataType i8 = tir::DataType::int8(), i32 = tir::DataType::int32();
+    bool ok = false;
+    if (store) {
+      type = isa::MemType::kOut;
+      ok = cast && dram->dtype == i8;
+    } else if (sram->scope == MemScope::kAcc) {
+      if (!cast && dram->dtype == i32) ok = true;
+      if (cast && dram->dtype == i8) {
+        type = isa::MemType::kAcc8;
+        ok = true;
+      }
+    } else {
+      ok = !cast && dram->dtype == i8;
+    }
+    if (!ok) {
+      throw_user_error(
+          "{}: {} '{}' ({}) -> '{}' ({}) is no DMA form (int8 into inp/wgt, int32 or int32(int8) into acc, "
+          "int8(acc) into global int8)",
+          what, cast ? "a converting copy" : "a copy", src->name, src->dtype.str(), dst->name, dst->dtype.str());
+    }
+    if (store && cond.defined()) throw_user_error("{}: a store cannot pad (condition {})", what, tir::to_text(cond));
+
+    const int64_t elem = int64_t{info.rows} * info.cols;
+    const std::string elem_text = fmt::format("{}x{} {}", info.rows, info.cols, tir::to_string(sram->scope));
+    const LinearIndex ls = linear_index(sram.flat_index(load ? st->indices : ld->indices), nest_, what,
+                                        fmt::format("the index of scratchpad '{}'", sram->name));
+    const LinearIndex ld_ = linear_index(dram.flat_index(load ? ld->indices : st->indices), nest_, what,
+                                         fmt::format("the index of dram buffer '{}'", dram->name));
+    const size_t outer = element_loops_start(
+        nest_, ext,
+        {{fmt::format("scratchpad '{}'", sram->name), &ls}, {fmt::format("dram buffer '{}'", dram->name), &ld_}}, elem,
+        elem_text, what);
+    // loops outside the element (extent 1 ones drop out)
+    std::vector<size_t> rect;
+    for (size_t k = 0; k < outer; ++k) {
+      if (ext[k] != 1) rect.push_back(k);
+    }
+    if (rect.size() > 2) {
+      throw_user_error(
+          "loop '{}' of {}: {} loops lie outside the {} element; a DMA moves a 2-D rectangle (at most two)",
+          nest_.loops[rect.front()]->loop_var.name(), what, rect.size(), elem_text);
+    }
+    const bool has_x = !rect.empty(), has_y = rect.size() == 2;
+    const size_t kx = has_x ? rect.back() : 0, ky = has_y ? rect.front() : 0;
+    const int64_t xn = has_x ? ext[kx] : 1, yn = has_y ? ext[ky] : 1;
+    auto name = [&](size_t k) { return nest_.loops[k]->loop_var.name(); };
+    if (has_x && ls.coef[kx] != elem) {
+      throw_user_error(
+          "loop '{}' of {}: scratchpad '{}' steps by {} per column, a DMA fills consecutive rows (step {})", name(kx),
+          what, sram->name, ls.coef[kx], elem);
+    }
+    if (has_y && ls.coef[ky] != xn * elem) {
+      throw_user_error(
+          "loop '{}' of {}: scratchpad '{}' steps by {} per row, a DMA fills consecutive rows (step {} for {} "
+          "columns)",
+          name(ky), what, sram->name, ls.coef[ky], xn * elem, xn);
+    }
+    if (has_x && ld_.coef[kx] != elem) {
+      throw_user_error(
+          "loop '{}' of {}: dram buffer '{}' steps by {} per column, a DMA row is consecutive elements (step {})",
+          name(kx), what, dram->name, ld_.coef[kx], elem);
+    }
+    int64_t stride = 0;  // DRAM elements between rows (the x_size when there is one row)
+    if (has_y) {
+      const int64_t c = ld_.coef[ky];
+      if (c <= 0 || c % elem != 0) {
+        throw_user_error(
+            "loop '{}' of {}: dram buffer '{}' steps by {} per row, not a positive multiple of the element size {}",
+            name(ky), what, dram->name, c, elem);
+      }
+      stride = c / elem;
+    }
+    // pads from the condition: the valid rows/columns [lo, hi) of the padded rectangle, as
+    // expressions of the enclosing variables (constants once emit_instructions unrolls them)
+    tir::arith::Analyzer az;
+    const Expr ext_of[2] = {int(yn), int(xn)};
+    Expr lo[2] = {0, 0}, hi[2] = {ext_of[0], ext_of[1]};  // [0] y, [1] x
+    Expr row = exact_div(ls.base, elem, what + ": the first scratchpad value");
+    Expr delem = exact_div(ld_.base, elem, what + ": the first dram value");
+    if (cond.defined()) {
+      if (sram->scope == MemScope::kWgt) {
+        throw_user_error("{}: wgt loads cannot pad (condition {})", what, tir::to_text(cond));
+      }
+      std::vector<Expr> terms;
+      conjuncts(cond, terms);
+      for (const Expr& t : terms) pad_term(t, what, has_x, kx, has_y, ky, lo, hi);
+      for (int d = 0; d < 2; ++d) {
+        lo[d] = az.simplify(tir::min(tir::max(lo[d], 0), ext_of[d]));
+        hi[d] = az.simplify(tir::max(tir::min(hi[d], ext_of[d]), lo[d]));
+        for (const Expr& p : {lo[d], az.simplify(ext_of[d] - hi[d])}) {
+          const std::optional<int64_t> c = tir::arith::as_const(p);
+          if (c && *c > kMaxPad) {
+            throw_user_error("{}: a pad of {} {} exceeds the 4-bit pad field (at most {})", what, *c,
+                             d == 0 ? "rows" : "columns", kMaxPad);
+          }
+        }
+      }
+      // the first DRAM element is the one of the first valid row and column
+      Expr start = delem;
+      if (has_y) start = start + lo[0] * int(ld_.coef[ky] / elem);
+      if (has_x) start = start + lo[1] * int(ld_.coef[kx] / elem);
+      delem = az.simplify(start);
+    }
+    const Expr y_size = az.simplify(hi[0] - lo[0]), x_size = az.simplify(hi[1] - lo[1]);
+    const Expr x_stride = has_y ? Expr(int(stride)) : x_size;
+    if (store) {
+      return ta::coproc_scope(isa::Module::kStore, ta::dma_store(sram, row, dram, delem, y_size, x_size, x_stride));
+    }
+    const isa::Module m = sram->scope == MemScope::kAcc ? isa::Module::kCompute : isa::Module::kLoad;
+    return ta::coproc_scope(m, ta::dma_load(type, sram, row, dram, delem, y_size, x_size, x_stride, lo[0],
+                                            az.simplify(ext_of[0] - hi[0]), lo[1], az.simplify(ext_of[1] - hi[1])));
+  }
+
+ private:
+  /// One bound of the pad condition: narrows lo/hi of the y or x loop.
+  void pad_term(const Expr& t, const std::string& what, bool has_x, size_t kx, bool has_y, size_t ky, Expr* lo,
+                Expr* hi) {
+    Expr ge;  // ge >= 0
+    const tir::BinaryOperands o = tir::binary_operands(t);
+    switch (t.kind()) {
+      case tir::ExprKind::kGE:
+        ge = *o.a - *o.b;
+        break;
+      case tir::ExprKind::kGT:
+        ge = *o.a - *o.b - 1;
+        break;
+      case tir::ExprKind::kLE:
+        ge = *o.b - *o.a;
+        break;
+      case tir::ExprKind::kLT:
+        ge = *o.b - *o.a - 1;
+        break;
+      default:
+        throw_user_error("{}: the pad condition {} is not a bound 0 <= index or index < extent", what, tir::to_text(t));
+    }
+    if (o.a->dtype() != tir::DataType::int32()) {
+      throw_user_error("{}: the pad condition {} is not an int32 bound", what, tir::to_text(t));
+    }
+    const LinearIndex lin = linear_index(ge, nest_, what, fmt::format("the pad condition {}", tir::to_text(t)));
+    size_t var = 0;
+    int used = 0;
+    for (size_t k = 0; k < lin.coef.size(); ++k) {
+      if (lin.coef[k] != 0) {
+        var = k;
+        ++used;
+      }
+    }
+    const bool on_row = used == 1 && ((has_y && var == ky) || (has_x && var == kx));
+    if (!on_row || (lin.coef[var] != 1 && lin.coef[var] != -1)) {
+      throw_user_error("{}: the pad condition {} is not a bound with unit step on the row or column loop", what,
+                       tir::to_text(t));
+    }
+    const int d = has_y && var == ky ? 0 : 1;
+    if (lin.coef[var] == 1) {
+      lo[d] = tir::max(lo[d], 0 - lin.base);  // v + base >= 0
+    } else {
+      hi[d] = tir::min(hi[d], lin.base + 1);  // base - v >= 0
+    }
+  }
+
+  const isa::HwConfig& cfg_;
+  PerfectNest nest_;
+};
+
+class DmaInjector : public tir::IRMutator {
+ public:
+  explicit DmaInjector(const isa::HwConfig& cfg) : cfg_(cfg) {}
+
+ protected:
+  using tir::IRMutator::mutate;
+  Stmt mutate(const tir::AttrStmtNode* op, const Stmt& self) override {
+    if (op->key != ta::kPragmaDmaCopy) return tir::IRMutator::mutate(op, self);
+    return CopyLowering(cfg_, op->body).run();
+  }
+
+ private:
+  const isa::HwConfig& cfg_;
+};
+
+}  // namespace
+
+tir::PrimFunc inject_dma_copy(const tir::PrimFunc& f, const isa::HwConfig& cfg) {
+  DmaInjector d(cfg);
+  return f.with_body(d.mutate_stmt(f->body));
+}
+
+}  // namespace tessel::compiler::accel_tir
