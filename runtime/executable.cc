@@ -7,7 +7,7 @@
 //   bytes [24, 24+H)    JSON header (UTF-8, keys sorted, compact), described below
 //   bytes [24+H, end)   blob area: constant tensor data and serialised Programs, back to back,
 //                       at the offsets (relative to the blob area) named in the header
-// Header: {"config": HwConfig JSON, "model_name", "inputs", "outputs",
+// Header: {"config": HwConfig JSON, "model_name", "requant_mode" (optional), "inputs", "outputs",
 //          "tensors": [{name, dtype, shape, layout, block_n, block_c, quantized, scale,
 //                       zero_point, data_offset, data_size, data_crc32}],
 //          "steps": [{name, op, inputs, outputs, attrs, placement, program, input_segments,
@@ -183,6 +183,7 @@ std::vector<uint8_t> Executable::serialize() const {
   nlohmann::json h = nlohmann::json::object();
   h["config"] = nlohmann::json::parse(config.to_json());
   h["model_name"] = model_name;
+  if (!requant_mode.empty()) h["requant_mode"] = requant_mode;
   h["inputs"] = inputs;
   h["outputs"] = outputs;
   std::vector<uint8_t> blobs;
@@ -309,6 +310,12 @@ Executable Executable::deserialize(const std::vector<uint8_t>& bytes) {
   Executable exe;
   exe.config = isa::HwConfig::from_json(member(h, "config", "header").dump());
   exe.model_name = get_str(h, "model_name", "header");
+  if (h.contains("requant_mode")) {
+    exe.requant_mode = get_str(h, "requant_mode", "header");
+    if (exe.requant_mode != "exact" && exe.requant_mode != "approximate") {
+      throw_user_error("header.requant_mode must be \"exact\" or \"approximate\", got {}", support::quote(exe.requant_mode));
+    }
+  }
   exe.inputs = get_int_list<int>(h, "inputs", "header");
   exe.outputs = get_int_list<int>(h, "outputs", "header");
 

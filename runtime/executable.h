@@ -86,6 +86,10 @@ struct Step {
 struct Executable {
   isa::HwConfig config;
   std::string model_name;
+  /// How the compiler requantised: "exact" (every output round(acc * M) exactly), "approximate"
+  /// (one 32-bit multiplier per channel, compiler CompileOptions::exact_requant false), or ""
+  /// for a file written before the mode was recorded (reported as "not recorded").
+  std::string requant_mode;
   std::vector<TensorDesc> tensors;
   std::vector<Step> steps;
   std::vector<isa::Program> programs;

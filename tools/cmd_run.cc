@@ -475,6 +475,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
   r.macs_per_uop = cfg.macs_per_uop();
   r.offload = o.offload;
   r.quantized_by_tessel = cr.quantized_by_tessel;
+  r.requant_mode = cr.exe.requant_mode;
   if (cr.quantized_by_tessel) r.calibration = calib_text;
   r.executable = from_tsx;
   if (from_tsx) r.reference_model = o.reference_model;

@@ -200,6 +200,7 @@ ordered_json to_json(const RunReport& r) {
   j["macs_per_uop"] = r.macs_per_uop;
   j["offload"] = r.offload;
   j["quantized_by_tessel"] = r.quantized_by_tessel;
+  j["requant_mode"] = r.requant_mode.empty() ? ordered_json(nullptr) : ordered_json(r.requant_mode);
   j["calibration"] = r.calibration.empty() ? ordered_json(nullptr) : ordered_json(r.calibration);
   j["executable"] = r.executable;
   j["reference_model"] = r.has_reference() ? ordered_json(r.executable ? r.reference_model : r.model)
@@ -290,6 +291,9 @@ std::string render_text(const RunReport& r) {
   s += fmt::format("simulator  {}  (config {}, {} MHz, {} MACs/uop{})\n", shown(r.simulator), shown(r.config_name),
                    r.clock_mhz, r.macs_per_uop, r.offload ? "" : ", offload disabled");
   if (r.quantized_by_tessel) s += fmt::format("quantised  by tessel, calibrated on {}\n", shown(r.calibration));
+  s += fmt::format("requant    {}\n", r.requant_mode == "exact"         ? "exact (every output round(acc * M))"
+                                     : r.requant_mode == "approximate" ? "approximate (one 32-bit multiplier per channel)"
+                                                                       : "not recorded (an executable of an older tessel)");
   if (r.executable) {
     s += r.reference_model.empty()
              ? std::string("compiled   ahead of time (executable); no float reference comparison (give "

@@ -93,6 +93,8 @@ struct RunReport {
   int macs_per_uop = 0;
   bool offload = true;
   bool quantized_by_tessel = false;
+  /// Executable::requant_mode: "exact", "approximate" or "" (not recorded in an older file).
+  std::string requant_mode;
   std::string calibration;        ///< what calibrated a float model ("" for quantised models)
   double compile_ms = 0;          ///< 0 (JSON null) when a compiled executable was run
   bool outputs_match_fsim = true; ///< the run's outputs equal an fsim run's, byte for byte

@@ -244,6 +244,7 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
   runtime::Executable& exe = result.exe;
   exe.config = opts.config;
   exe.model_name = g.name;
+  exe.requant_mode = opts.exact_requant ? "exact" : "approximate";
   exe.tensors.clear();
   for (const ir::Value& v : g.values) {
     runtime::TensorDesc t;

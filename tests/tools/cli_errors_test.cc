@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -83,7 +85,14 @@ TEST(CliErrors, CompileOptionsDoNotApplyToAnExecutable) {
   // error on an already compiled executable, as --no-offload and --calib are
   const std::string tsx = temp_file("approx.tsx");
   ASSERT_EQ(run_cli({"compile", kMnistInt8, "--approximate-requant", "-o", tsx}).exit_code, 0);
-  EXPECT_EQ(run_cli({"run", tsx, "--input", kDigit0}).exit_code, 0);
+  const std::string approx_report = temp_file("approx_report.json");
+  EXPECT_EQ(run_cli({"run", tsx, "--input", kDigit0, "--report-json", approx_report}).exit_code, 0);
+  {
+    std::ifstream f(approx_report);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // the executable records how it was requantised, and the report says so
+    EXPECT_NE(text.find("\"requant_mode\": \"approximate\""), std::string::npos) << text;
+  }
   EXPECT_EQ(run_cli({"run", kMnistInt8, "--approximate-requant", "--input", kDigit0}).exit_code, 0);
   expect_error(run_cli({"run", tsx, "--input", kDigit0, "--approximate-requant"}), 1,
                "--approximate-requant does not apply to");

@@ -282,13 +282,14 @@ TEST(CliGolden, ReportJsonSchemaAndValues) {
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(read_text(report));
   EXPECT_EQ(keys_of(j), (std::vector<std::string>{"tessel_report_version", "model", "inputs", "simulator",
                                                    "config", "clock_mhz", "macs_per_uop", "offload",
-                                                   "quantized_by_tessel", "calibration", "executable",
+                                                   "quantized_by_tessel", "requant_mode", "calibration", "executable",
                                                    "reference_model", "compile_ms", "outputs_match_fsim", "cpu_cycles_source", "outputs", "layers", "totals",
                                                    "sim_speed"}));
   EXPECT_EQ(j["simulator"], "cycle");
   EXPECT_EQ(j["config"], "1x16_i8w8a32_15_15_18_17");
   EXPECT_EQ(j["macs_per_uop"], 256);
   EXPECT_EQ(j["quantized_by_tessel"], false);
+  EXPECT_EQ(j["requant_mode"], "exact");
   EXPECT_TRUE(j["calibration"].is_null());
   EXPECT_EQ(j["outputs_match_fsim"], true);
   const auto& out = j["outputs"][0];
@@ -409,6 +410,7 @@ TEST(CliGolden, ReportTextRendering) {
   r.macs_per_uop = 256;
   r.quantized_by_tessel = true;
   r.calibration = "the run input itself (no --calib given)";
+  r.requant_mode = "exact";
   r.compile_ms = 12.25;
   r.cpu_cycles_source = "tsc_ticks";
   OutputReport o;

@@ -468,7 +468,7 @@ TEST(Report, JsonKeysInDocumentedOrder) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"tessel_report_version", "model", "inputs", "simulator", "config",
-                                            "clock_mhz", "macs_per_uop", "offload", "quantized_by_tessel",
+                                            "clock_mhz", "macs_per_uop", "offload", "quantized_by_tessel", "requant_mode",
                                             "calibration", "executable", "reference_model", "compile_ms", "outputs_match_fsim", "cpu_cycles_source", "outputs",
                                             "layers", "totals", "sim_speed"}));
   EXPECT_TRUE(j["outputs"][0]["error_vs_reference"]["snr_db"].is_null());
