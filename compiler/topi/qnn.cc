@@ -174,26 +174,19 @@ RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t 
     per_tensor("low_shift", l.shift);
   }
   RequantOps ops;
-  auto scaled = [&](const Tensor& t, int32_t zp, int32_t m, const std::string& stage) {
-    return compute(
-        t.shape(),
-        [&](const std::vector<Var>& i) {
-          Expr v = tir::cast(DataType::int32(), t(std::vector<Expr>(i.begin(), i.end())));
-          if (zp != 0) v = v - Expr(zp);
-          if (m != 1) v = v * Expr(m);
-          return v;
-        },
-        name + "." + stage);
+  Builder bl{a, false, 1, name, RequantOps{}};
+  auto operand = [&](const Tensor& t, int32_t zp, int32_t m, const std::string& stage) {
+    Tensor v = topi::cast(t, DataType::int32(), name + "." + stage);
+    bl.ops.loads.push_back(v);
+    if (zp != 0) v = bl.field_step(v, stage + "_zp", "add", stage + "_zp", {-zp});
+    if (m != 1) v = bl.field_step(v, stage + "_mul", "mul", stage + "_multiplier", {m});
+    return v;
   };
-  const Tensor sa = scaled(a, a_zero_point, a_multiplier, "a");
-  const Tensor sb = scaled(b, b_zero_point, b_multiplier, "b");
-  const Tensor sum = compute(
-      a.shape(),
-      [&](const std::vector<Var>& i) {
-        std::vector<Expr> idx(i.begin(), i.end());
-        return sa(idx) + sb(idx);
-      },
-      name + ".sum");
+  const Tensor sa = operand(a, a_zero_point, a_multiplier, "a");
+  const Tensor sb = operand(b, b_zero_point, b_multiplier, "b");
+  bl.tensor_step(sa, "sum", "add", sb);
+  ops = std::move(bl.ops);
+  const Tensor sum = ops.steps.back().tensor;
   // The chain's channel index is unused (every field is per-tensor): any rank is fine.
   return build_chain(sum, rq, false, name, std::move(ops));
 }

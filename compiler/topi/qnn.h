@@ -65,6 +65,7 @@ struct RequantOps {
   Tensor out;
   std::vector<RequantStep> steps;
   std::vector<ChannelConstant> constants;
+  std::vector<Tensor> loads;  ///< qadd: the operands converted to int32 (int32(a), int32(b))
 };
 
 /// The chain of the file comment on int32 `acc` (channel index as topi::bias_add: dimension 1,
@@ -79,8 +80,9 @@ RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed = f
 ///   out = requantize(acc) with `rq` (one entry per field: per-tensor scales)
 /// every step int32 wrapping. With equal scales (multipliers 1, rq the identity plus out_add =
 /// the output zero point) it is runtime/cpu's qadd exactly; `relu` of qadd is clip_lo = the
-/// output zero point. Stages: "<name>.a" and "<name>.b" (the scaled operands), "<name>.sum",
-/// then the chain. UserError for operands of other types or shapes, zero points outside
+/// output zero point. Stages: the loads "<name>.a" = int32(a) and "<name>.b" (RequantOps::
+/// loads), the steps "<name>.a_zp" (ADD -a_zero_point, left out for 0), "<name>.a_mul" (MUL,
+/// left out for 1), the same for b, "<name>.sum" (ADD of the two), then the chain. UserError for operands of other types or shapes, zero points outside
 /// [-128, 127], or rq fields with more than one entry.
 RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t a_multiplier, int32_t b_zero_point,
                 int32_t b_multiplier, const RequantParams& rq, const std::string& name = "qadd");

@@ -394,7 +394,8 @@ TEST(TopiQadd, ScaledMatchesRequantChain) {
   std::string joined;
   for (const RequantStep& st : q.steps) joined += st.tensor.name() + ":" + st.op + " ";
   EXPECT_EQ(joined,
-            "qadd.acc_offset:add qadd.low0.mul:mul qadd.low0.round:add qadd.low0.shr:shr qadd.add_low:add "
+            "qadd.a_zp:add qadd.a_mul:mul qadd.b_zp:add qadd.b_mul:mul qadd.sum:add qadd.acc_offset:add qadd.low0.mul:mul "
+            "qadd.low0.round:add qadd.low0.shr:shr qadd.add_low:add "
             "qadd.round:add qadd.shr:shr qadd.out_add:add qadd.clip_lo:max qadd.clip_hi:min ");
 }
 
