@@ -269,7 +269,7 @@ ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const
   check_steps(what, rq);
   // The two loads (LOAD ACC_8BIT) and every ALU step have their own acc buffer.
   const int64_t acc_stages = 2 + static_cast<int64_t>(rq.steps.size());
-  const int64_t rows = as[0] * as[1] * tile_h * as[3];
+  const int64_t rows = tile_h * as[3];  // per batch and channel block (the outer loops)
   check_rows(what, hw, MemScope::kAcc, rows * acc_stages,
              fmt::format("tile_h={} ({} rows per stage, {} acc stages)", tile_h, rows, acc_stages));
   te::Schedule s = te::create_schedule({rq.out});
@@ -281,8 +281,8 @@ ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const
   te::Stage out = s[rq.out];
   const std::vector<IterVar> ax = out->leaf_iter_vars;  // n, c, y, x, b, o
   auto [y_o, y_i] = out.split(ax[2], tile_h);
-  out.reorder({y_o, ax[0], ax[1], y_i, ax[3], ax[4], ax[5]});
-  out.pragma(ax[0], "dma_copy");
+  out.reorder({ax[0], ax[1], y_o, y_i, ax[3], ax[4], ax[5]});
+  out.pragma(y_i, "dma_copy");
   schedule_alu_steps(s, rq, out, y_o);
   for (const Tensor& t : loads) {
     te::Stage st = s[t];

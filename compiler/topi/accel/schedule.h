@@ -40,8 +40,8 @@ namespace tessel::topi::accel {
 /// first element divided by the element size); the reset part has src = wgt = 0.
 te::TensorIntrin gemm_intrin(const isa::HwConfig& cfg);
 
-/// A lowered-ready template instance: the schedule, the PrimFunc arguments in order (inputs,
-/// then the output), and the ALU steps' order.
+/// A template instance ready for te::lower: the schedule, the PrimFunc arguments in order
+/// (inputs, then the output) and the output tensor.
 struct ScheduledOp {
   te::Schedule schedule;
   std::vector<te::Tensor> args;
@@ -88,8 +88,10 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
 /// The residual qadd on packed int8 tensors a, b [N/B][C/BO][H][W][B][BO]: both operands are
 /// loaded into local.acc_buffer (cache_read, pragma dma_copy: y = int32(x), LOAD ACC_8BIT), the
 /// scaling, sum and requantisation are ALU stages in acc (pragma alu) and the result is stored
-/// (pragma dma_copy). Knob "tile_h" (rows per tile, a split of H). UserError as the others
-/// (acc: 2 + stages, each tile_h x W x C/BO rows).
+/// (pragma dma_copy), one tile of tile_h rows x W columns of one batch and channel block at a
+/// time (the batch and channel-block loops outermost, so every copy is a 2-D DMA). Knob
+/// "tile_h" (rows per tile, a split of H). UserError as the others (acc: 2 loads + the ALU
+/// steps, each tile_h x W rows).
 struct QaddLayer {
   te::Tensor a, b;
   int32_t a_zero_point = 0, a_multiplier = 1, b_zero_point = 0, b_multiplier = 1;
