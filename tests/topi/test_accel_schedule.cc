@@ -1,14 +1,18 @@
 // compiler/topi/accel: the GEMM intrinsic and the schedule templates for packed conv2d, packed
 // dense and the residual qadd on the default configuration (lowered TIR goldens), the sizes of
-// their knob spaces, and the UserErrors for knob values that do not fit the scratchpads.
+// their knob spaces, and the UserErrors for knob values that do not fit the scratchpads; every
+// point of the small layers' spaces run on the te interpreter (accel.gemm_uop executed on the
+// scratchpad buffers it points at) against runtime/qnn.h bit for bit.
 #include <gtest/gtest.h>
 
 #include "compiler/te/lower.h"
 #include "compiler/tir/printer.h"
 #include "compiler/tir/verifier.h"
 #include "compiler/topi/accel/schedule.h"
+#include "compiler/target/accel_intrin.h"
 #include "tests/te/te_test_util.h"
 #include "tests/tir/tir_test_util.h"
+#include "tests/topi/topi_test_util.h"
 
 namespace tessel::topi::accel {
 namespace {
@@ -158,6 +162,175 @@ TEST(TopiAccelSchedule, KnobValuesThatDoNotFit) {
   l.rq = small_rq();
   l.rq.multiplier = {1 << 20};
   EXPECT_EQ(user_error_of([&] { schedule_conv2d(l, hw, space.get(0)); }), "conv2d template: requantisation step requant.mul has immediate 1048576, outside the ALU's 16-bit range");
+}
+
+
+/// The interpreter with accel.gemm_uop: dst, src and wgt are access_ptr rows of the acc, inp and
+/// wgt buffers (rows of B x BO, B x BI, BO x BI values).
+te::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
+  te::testing::Interpreter in;
+  const int64_t bb = hw.batch(), bi = hw.block_in(), bo = hw.block_out();
+  in.set_call_hook([=](const tir::CallNode* c, te::testing::Interpreter& it, int64_t& value) {
+    if (c->op != compiler::target::accel::kGemmUop) return false;
+    auto ptr = [&](const tir::Expr& e) {
+      const auto* p = e.as<tir::CallNode>();
+      EXPECT_TRUE(p && p->op == tir::intrin::kAccessPtr);
+      return std::make_pair(p->args[0].as<tir::VarNode>(), it.value_of(p->args[1]));
+    };
+    const auto dst = ptr(c->args[1]);
+    const bool reset = it.value_of(c->args[0]) != 0;
+    for (int64_t b = 0; b < bb; ++b) {
+      for (int64_t o = 0; o < bo; ++o) {
+        const int64_t d = dst.second * bb * bo + b * bo + o;
+        int64_t acc = 0;
+        if (!reset) {
+          const auto src = ptr(c->args[2]), wgt = ptr(c->args[3]);
+          acc = it.load(dst.first, d);
+          for (int64_t i = 0; i < bi; ++i) {
+            acc += it.load(src.first, src.second * bb * bi + b * bi + i) * it.load(wgt.first, wgt.second * bo * bi + o * bi + i);
+          }
+        }
+        it.store(dst.first, d, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
+      }
+    }
+    value = 0;
+    return true;
+  });
+  return in;
+}
+
+runtime::Requant per_tensor_requant() {
+  runtime::Requant rq;
+  rq.multiplier = {1000};
+  rq.shift = {12};
+  rq.out_zero_point = -5;
+  return rq;
+}
+
+/// Runs a template instance on the interpreter; returns the output's contents.
+testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const std::vector<testing::Data>& inputs) {
+  tir::PrimFunc f = te::lower(op.schedule, op.args, "f");
+  EXPECT_TRUE(tir::verify(f).empty());
+  std::map<std::string, testing::Data> bufs;
+  for (size_t i = 0; i + 1 < op.args.size(); ++i) bufs[op.args[i].name()] = inputs[i];
+  bufs[op.out.name()] = testing::Data(testing::elements(op.out), 0);
+  te::testing::Interpreter in = gemm_interpreter(hw);
+  return in.run(f, bufs).at(op.out.name());
+}
+
+TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(41);
+  Conv2dLayer l;
+  l.x = te::placeholder(S({1, 2, 5, 4, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({2, 2, 3, 3, 16, 16}), DataType::int8(), "w");
+  l.attrs.stride_h = 1;
+  l.attrs.pad_top = 1;
+  l.attrs.pad_left = 2;
+  l.attrs.pad_bottom = 0;
+  l.attrs.pad_right = 1;
+  const runtime::Requant rq = per_tensor_requant();
+  l.rq = testing::params_of(rq, 32);
+  // NCHW data: 1 x 30 channels (two blocks of 16, the last one padded), weights 20 x 30.
+  const int64_t ic = 30, oc = 20;
+  runtime::QConv2dParams p;
+  p.ic = ic;
+  p.ih = 5;
+  p.iw = 4;
+  p.oc = oc;
+  p.kh = p.kw = 3;
+  p.pad_top = 1;
+  p.pad_left = 2;
+  p.pad_right = 1;
+  p.rq = rq;
+  const testing::Data xv = testing::random_data(rng, static_cast<size_t>(ic * 5 * 4), -128, 127);
+  const testing::Data wv = testing::random_data(rng, static_cast<size_t>(oc * ic * 9), -128, 127);
+  const auto x8 = testing::to<int8_t>(xv), w8 = testing::to<int8_t>(wv);
+  std::vector<int32_t> bias(static_cast<size_t>(oc), 0);
+  std::vector<int8_t> want(static_cast<size_t>(oc * p.oh() * p.ow()));
+  runtime::qconv2d_reference(p, x8.data(), w8.data(), bias.data(), want.data());
+  std::vector<int8_t> xp(2 * 16 * 5 * 4), wp(2 * 16 * 2 * 16 * 9);
+  runtime::cpu::pack_nchwnc(x8.data(), 1, ic, 5, 4, 1, 16, xp.data());
+  runtime::cpu::pack_nchwnc(w8.data(), oc, ic, 3, 3, 16, 16, wp.data());
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  int ran = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const te::ConfigEntity cfg = space.get(i);
+    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    const auto got = testing::to<int8_t>(run_instance(hw, schedule_conv2d(l, hw, cfg), {testing::from(xp), testing::from(wp)}));
+    std::vector<int8_t> unpacked(want.size());
+    runtime::cpu::unpack_nchwnc(got.data(), 1, oc, p.oh(), p.ow(), 1, 16, unpacked.data());
+    EXPECT_EQ(unpacked, want) << cfg.to_json();
+    ++ran;
+  }
+  // oh 4, ow 5: 2 * 3 * 2 * 2 * 2 points; oc_nthread 2 needs two outer channel blocks (tile_oc 1)
+  EXPECT_EQ(ran, 2 * 3 * 2 * 2 * 2 - 3 * 2 * 2);
+}
+
+TEST(TopiAccelSchedule, DenseEveryPointMatchesQconv2d) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(43);
+  const int64_t k = 40, n = 60;
+  DenseLayer l;
+  l.x = te::placeholder(S({1, 3, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({4, 3, 16, 16}), DataType::int8(), "w");
+  const runtime::Requant rq = per_tensor_requant();
+  l.rq = testing::params_of(rq, 64);
+  runtime::QConv2dParams p;
+  p.ic = k;
+  p.ih = p.iw = 1;
+  p.oc = n;
+  p.rq = rq;
+  const testing::Data xv = testing::random_data(rng, static_cast<size_t>(k), -128, 127);
+  const testing::Data wv = testing::random_data(rng, static_cast<size_t>(n * k), -128, 127);
+  const auto x8 = testing::to<int8_t>(xv), w8 = testing::to<int8_t>(wv);
+  std::vector<int32_t> bias(static_cast<size_t>(n), 0);
+  std::vector<int8_t> want(static_cast<size_t>(n));
+  runtime::qconv2d_reference(p, x8.data(), w8.data(), bias.data(), want.data());
+  std::vector<int8_t> xp(48), wp(64 * 48);
+  runtime::cpu::pack_nchwnc(x8.data(), 1, k, 1, 1, 1, 16, xp.data());
+  runtime::cpu::pack_nchwnc(w8.data(), n, k, 1, 1, 16, 16, wp.data());
+  te::ConfigSpace space;
+  dense_config_space(l, space);
+  int ran = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const te::ConfigEntity cfg = space.get(i);
+    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}));
+    std::vector<int8_t> unpacked(want.size());
+    runtime::cpu::unpack_nchwnc(got.data(), 1, n, 1, 1, 1, 16, unpacked.data());
+    EXPECT_EQ(unpacked, want) << cfg.to_json();
+    ++ran;
+  }
+  EXPECT_EQ(ran, 3 * 2 * 2 - 2);  // tile_oc 1, 2, 4; oc_nthread 2 needs an even outer count
+}
+
+TEST(TopiAccelSchedule, QaddEveryPointMatchesRequantChain) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(47);
+  QaddLayer l;
+  l.a = te::placeholder(S({1, 2, 6, 3, 1, 16}), DataType::int8(), "a");
+  l.b = te::placeholder(S({1, 2, 6, 3, 1, 16}), DataType::int8(), "b");
+  l.a_zero_point = 4;
+  l.a_multiplier = 300;
+  l.b_zero_point = -7;
+  l.b_multiplier = 170;
+  runtime::Requant rq;
+  rq.shift = {9};
+  rq.out_zero_point = 2;
+  l.rq = testing::params_of(rq, 1);
+  const runtime::RequantChannel ch = runtime::requant_channel(rq, 0);
+  const testing::Data av = testing::random_data(rng, 576, -128, 127), bv = testing::random_data(rng, 576, -128, 127);
+  testing::Data want;
+  for (size_t i = 0; i < av.size(); ++i) {
+    want.push_back(ch.apply(static_cast<int32_t>((av[i] - 4) * 300 + (bv[i] + 7) * 170)));
+  }
+  te::ConfigSpace space;
+  qadd_config_space(l, space);
+  for (int64_t i = 0; i < space.size(); ++i) {
+    EXPECT_EQ(run_instance(hw, schedule_qadd(l, hw, space.get(i)), {av, bv}), want) << space.get(i).to_json();
+  }
 }
 
 }  // namespace
