@@ -75,7 +75,7 @@ TEST(TopiAccelSchedule, Conv2dGolden) {
   EXPECT_EQ(space.size(), divisors(2) * divisors(4) * divisors(4) * divisors(2) * 2);
   const te::ConfigEntity cfg = pick(space, {{"tile_oc", 1}, {"tile_h", 2}, {"tile_w", 4}, {"tile_ic", 1}, {"oc_nthread", 2}});
   ScheduledOp op = schedule_conv2d(l, hw, cfg);
-  tir::PrimFunc f = te::lower(op.schedule, op.args, "conv2d");
+  tir::PrimFunc f = lower_template(op, "conv2d");
   EXPECT_TRUE(tir::verify(f).empty());
   tir::testing::expect_golden_in("topi", "accel_conv2d.tir", tir::to_text(f));
 }
@@ -91,7 +91,7 @@ TEST(TopiAccelSchedule, DenseGolden) {
   EXPECT_EQ(space.size(), divisors(4) * divisors(4) * 2);
   const te::ConfigEntity cfg = pick(space, {{"tile_oc", 2}, {"tile_ic", 2}, {"oc_nthread", 1}});
   ScheduledOp op = schedule_dense(l, hw, cfg);
-  tir::PrimFunc f = te::lower(op.schedule, op.args, "dense");
+  tir::PrimFunc f = lower_template(op, "dense");
   EXPECT_TRUE(tir::verify(f).empty());
   tir::testing::expect_golden_in("topi", "accel_dense.tir", tir::to_text(f));
 }
@@ -112,7 +112,7 @@ TEST(TopiAccelSchedule, QaddGolden) {
   qadd_config_space(l, space);
   EXPECT_EQ(space.size(), divisors(4));
   ScheduledOp op = schedule_qadd(l, hw, pick(space, {{"tile_h", 2}}));
-  tir::PrimFunc f = te::lower(op.schedule, op.args, "qadd");
+  tir::PrimFunc f = lower_template(op, "qadd");
   EXPECT_TRUE(tir::verify(f).empty());
   tir::testing::expect_golden_in("topi", "accel_qadd.tir", tir::to_text(f));
 }
@@ -147,10 +147,10 @@ TEST(TopiAccelSchedule, KnobValuesThatDoNotFit) {
               "x 3), capacity 1024 rows");
   }
   EXPECT_EQ(user_error_of([&] {
-              schedule_conv2d(l, hw, pick(space, {{"tile_oc", 4}, {"tile_h", 8}, {"tile_w", 16}, {"tile_ic", 1}, {"oc_nthread", 2}}));
+              schedule_conv2d(l, hw, pick(space, {{"tile_oc", 4}, {"tile_h", 32}, {"tile_w", 16}, {"tile_ic", 1}, {"oc_nthread", 2}}));
             }),
-            "conv2d template: local.acc_buffer needs 7168 rows for knobs oc_nthread=2, tile_oc=4, tile_h=8, tile_w=16 (7 "
-            "acc stages), capacity 2048 rows");
+            "conv2d template: local.acc_buffer needs 4096 rows for knobs oc_nthread=2, tile_oc=4, tile_h=32, tile_w=16 (1 "
+            "acc buffers), capacity 2048 rows");
   EXPECT_EQ(user_error_of([&] {
               schedule_conv2d(l, hw, pick(space, {{"tile_oc", 8}, {"tile_h", 1}, {"tile_w", 1}, {"tile_ic", 1}, {"oc_nthread", 2}}));
             }),
@@ -209,13 +209,17 @@ runtime::Requant per_tensor_requant() {
 
 /// Runs a template instance on the interpreter; returns the output's contents.
 testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const std::vector<testing::Data>& inputs) {
-  tir::PrimFunc f = te::lower(op.schedule, op.args, "f");
+  // Both forms: as lowered, and with the ALU steps in place.
+  tir::PrimFunc lowered = te::lower(op.schedule, op.args, "f");
+  tir::PrimFunc f = alu_in_place(lowered);
   EXPECT_TRUE(tir::verify(f).empty());
   std::map<std::string, testing::Data> bufs;
   for (size_t i = 0; i + 1 < op.args.size(); ++i) bufs[op.args[i].name()] = inputs[i];
   bufs[op.out.name()] = testing::Data(testing::elements(op.out), 0);
-  te::testing::Interpreter in = gemm_interpreter(hw);
-  return in.run(f, bufs).at(op.out.name());
+  te::testing::Interpreter in = gemm_interpreter(hw), before = gemm_interpreter(hw);
+  testing::Data got = in.run(f, bufs).at(op.out.name());
+  EXPECT_EQ(before.run(lowered, bufs).at(op.out.name()), got);
+  return got;
 }
 
 TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
@@ -268,15 +272,24 @@ TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
   EXPECT_EQ(ran, 2 * 3 * 2 * 2 * 2 - 3 * 2 * 2);
 }
 
-TEST(TopiAccelSchedule, DenseEveryPointMatchesQconv2d) {
+/// Dense on every point, with the one-limb chain and with a low limb (whose copy of the
+/// clamped accumulator stays out of place).
+class DenseEveryPoint : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DenseEveryPoint, MatchesQconv2d) {
   const isa::HwConfig hw;
   std::mt19937 rng(43);
   const int64_t k = 40, n = 60;
   DenseLayer l;
   l.x = te::placeholder(S({1, 3, 1, 16}), DataType::int8(), "x");
   l.w = te::placeholder(S({4, 3, 16, 16}), DataType::int8(), "w");
-  const runtime::Requant rq = per_tensor_requant();
+  runtime::Requant rq = per_tensor_requant();
+  if (GetParam()) {
+    rq.low_multiplier = {{77}};
+    rq.low_shift = {{3}};
+  }
   l.rq = testing::params_of(rq, 64);
+  ASSERT_EQ(l.rq.low.size(), GetParam() ? 1u : 0u);
   runtime::QConv2dParams p;
   p.ic = k;
   p.ih = p.iw = 1;
@@ -304,7 +317,27 @@ TEST(TopiAccelSchedule, DenseEveryPointMatchesQconv2d) {
     ++ran;
   }
   EXPECT_EQ(ran, 3 * 2 * 2 - 2);  // tile_oc 1, 2, 4; oc_nthread 2 needs an even outer count
+  // In place except the limb's copy: the accumulator and (with the limb) one more acc buffer.
+  const tir::PrimFunc f = lower_template(schedule_dense(l, hw, space.get(0)), "dense");
+  int acc_buffers = 0;
+  std::function<void(const tir::Stmt&)> walk = [&](const tir::Stmt& st) {
+    if (st.kind() == tir::StmtKind::kAllocate) {
+      const auto* a = st.as<tir::AllocateNode>();
+      acc_buffers += a->buffer->scope == tir::MemScope::kAcc;
+      walk(a->body);
+    } else if (st.kind() == tir::StmtKind::kFor) {
+      walk(st.as<tir::ForNode>()->body);
+    } else if (st.kind() == tir::StmtKind::kAttrStmt) {
+      walk(st.as<tir::AttrStmtNode>()->body);
+    } else if (st.kind() == tir::StmtKind::kSeqStmt) {
+      for (const tir::Stmt& x : st.as<tir::SeqStmtNode>()->seq) walk(x);
+    }
+  };
+  walk(f->body);
+  EXPECT_EQ(acc_buffers, GetParam() ? 2 : 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(TopiAccelSchedule, DenseEveryPoint, ::testing::Values(false, true));
 
 TEST(TopiAccelSchedule, QaddEveryPointMatchesRequantChain) {
   const isa::HwConfig hw;

@@ -144,9 +144,10 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic * ws[2] * ws[3],
              fmt::format("oc_nthread={}, tile_oc={}, tile_ic={} (kernel {} x {})", nthread, tile_oc, tile_ic, ws[2],
                          ws[3]));
-  const int64_t acc_stages = 1 + static_cast<int64_t>(rq.steps.size());
+  // After alu_in_place: the accumulator, plus one buffer per low limb (the copy of x).
+  const int64_t acc_stages = 1 + static_cast<int64_t>(layer.rq.low.size());
   check_rows(what, hw, MemScope::kAcc, nthread * tile_oc * tile_h * tile_w * acc_stages,
-             fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({} acc stages)", nthread, tile_oc, tile_h,
+             fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({} acc buffers)", nthread, tile_oc, tile_h,
                          tile_w, acc_stages));
 
   te::Schedule s = te::create_schedule({rq.out});
@@ -215,9 +216,10 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   check_rows(what, hw, MemScope::kInp, xs[0] * tile_ic, fmt::format("tile_ic={} ({} row blocks)", tile_ic, xs[0]));
   check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic,
              fmt::format("oc_nthread={}, tile_oc={}, tile_ic={}", nthread, tile_oc, tile_ic));
-  const int64_t acc_stages = 1 + static_cast<int64_t>(rq.steps.size());
+  // After alu_in_place: the accumulator, plus one buffer per low limb (the copy of x).
+  const int64_t acc_stages = 1 + static_cast<int64_t>(layer.rq.low.size());
   check_rows(what, hw, MemScope::kAcc, nthread * xs[0] * tile_oc * acc_stages,
-             fmt::format("oc_nthread={}, tile_oc={} ({} row blocks, {} acc stages)", nthread, tile_oc, xs[0],
+             fmt::format("oc_nthread={}, tile_oc={} ({} row blocks, {} acc buffers)", nthread, tile_oc, xs[0],
                          acc_stages));
 
   te::Schedule s = te::create_schedule({rq.out});
@@ -267,11 +269,12 @@ ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const
   RequantOps rq = qadd(layer.a, layer.b, layer.a_zero_point, layer.a_multiplier, layer.b_zero_point,
                        layer.b_multiplier, layer.rq, "qadd");
   check_steps(what, rq);
-  // The two loads (LOAD ACC_8BIT) and every ALU step have their own acc buffer.
-  const int64_t acc_stages = 2 + static_cast<int64_t>(rq.steps.size());
+  // After alu_in_place: the two loaded operands (the sum goes into the first), plus one buffer
+  // per low limb.
+  const int64_t acc_stages = 2 + static_cast<int64_t>(layer.rq.low.size());
   const int64_t rows = tile_h * as[3];  // per batch and channel block (the outer loops)
   check_rows(what, hw, MemScope::kAcc, rows * acc_stages,
-             fmt::format("tile_h={} ({} rows per stage, {} acc stages)", tile_h, rows, acc_stages));
+             fmt::format("tile_h={} ({} rows per stage, {} acc buffers)", tile_h, rows, acc_stages));
   te::Schedule s = te::create_schedule({rq.out});
   std::vector<Tensor> loads;
   for (const Tensor& t : rq.loads) {

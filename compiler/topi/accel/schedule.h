@@ -26,6 +26,7 @@
 #include "compiler/te/config_space.h"
 #include "compiler/te/schedule.h"
 #include "compiler/te/tensor_intrin.h"
+#include "compiler/tir/function.h"
 #include "compiler/topi/nn.h"
 #include "compiler/topi/qnn.h"
 #include "isa/config.h"
@@ -47,6 +48,19 @@ struct ScheduledOp {
   std::vector<te::Tensor> args;
   te::Tensor out;
 };
+
+/// The accelerator's ALU updates an acc element in place (acc = acc op v). The templates'
+/// requantisation steps are te stages, each writing its own acc buffer from the previous one;
+/// this rewrite makes them in place: a pragma_alu nest storing dst[idx] = op(src[idx], v), dst
+/// and src acc buffers of one shape, where no statement after the nest (in its sequence or
+/// outside it) reads src, writes src instead (dst renamed to src everywhere, dst's Allocate
+/// removed), repeated until no nest qualifies. A source read later (the clamped accumulator a
+/// low limb copies) keeps its nest out of place. The values computed are unchanged.
+tir::PrimFunc alu_in_place(const tir::PrimFunc& f);
+
+/// te::lower(op.schedule, op.args, name) followed by alu_in_place: the TIR the accelerator
+/// passes (inject_dma_copy, inject_alu) take.
+tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
 /// The packed conv2d layer: x int8 [N/B][IC/BI][H][W][B][BI], w int8
 /// [OC/BO][IC/BI][KH][KW][BO][BI] (blocks of `cfg`), groups 1, followed by the per-tensor
@@ -70,7 +84,7 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space);
 ///   "conv2d template: local.inp_buffer needs 2048 rows for knobs tile_ic=4, tile_h=8,
 ///    tile_w=8 (input window 10 x 10), capacity 2048 rows" (inp: tile_ic x window rows x window
 ///   columns; wgt: oc_nthread x tile_oc x tile_ic x KH x KW; acc: oc_nthread x tile_oc x tile_h
-///   x tile_w x (1 + the requantisation steps), each acc stage its own buffer); also when
+///   x tile_w x (1 + low limbs): the buffers left after alu_in_place); also when
 ///   oc_nthread does not divide the outer channel-block count.
 ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
@@ -90,8 +104,8 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
 /// scaling, sum and requantisation are ALU stages in acc (pragma alu) and the result is stored
 /// (pragma dma_copy), one tile of tile_h rows x W columns of one batch and channel block at a
 /// time (the batch and channel-block loops outermost, so every copy is a 2-D DMA). Knob
-/// "tile_h" (rows per tile, a split of H). UserError as the others (acc: 2 loads + the ALU
-/// steps, each tile_h x W rows).
+/// "tile_h" (rows per tile, a split of H). UserError as the others (acc: tile_h x W rows for
+/// each operand and each low limb).
 struct QaddLayer {
   te::Tensor a, b;
   int32_t a_zero_point = 0, a_multiplier = 1, b_zero_point = 0, b_multiplier = 1;
