@@ -209,9 +209,9 @@ runtime::Requant per_tensor_requant() {
 
 /// Runs a template instance on the interpreter; returns the output's contents.
 testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const std::vector<testing::Data>& inputs) {
-  // Both forms: as lowered, and with the ALU steps in place.
+  // Both forms: as lowered, and with the ALU steps in place and the GEMM kernels marked.
   tir::PrimFunc lowered = te::lower(op.schedule, op.args, "f");
-  tir::PrimFunc f = alu_in_place(lowered);
+  tir::PrimFunc f = mark_gemm_kernels(alu_in_place(lowered));
   EXPECT_TRUE(tir::verify(f).empty());
   std::map<std::string, testing::Data> bufs;
   for (size_t i = 0; i + 1 < op.args.size(); ++i) bufs[op.args[i].name()] = inputs[i];

@@ -58,8 +58,15 @@ struct ScheduledOp {
 /// low limb copies) keeps its nest out of place. The values computed are unchanged.
 tir::PrimFunc alu_in_place(const tir::PrimFunc& f);
 
-/// te::lower(op.schedule, op.args, name) followed by alu_in_place: the TIR the accelerator
-/// passes (inject_dma_copy, inject_alu) take.
+/// The GEMM micro-ops gemm_intrin's builder leaves in the lowered loops become micro-op kernels
+/// (compiler/target/accel_intrin.h): every perfect loop nest (or single statement) around one
+/// accel.gemm_uop, not already inside an accel.uop_kernel, is wrapped in accel.coproc_scope
+/// (compute) { accel.uop_kernel 0 { nest } }, so fold_uop_loops makes its outer loops the
+/// instruction's loop levels.
+tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f);
+
+/// te::lower(op.schedule, op.args, name), alu_in_place, then mark_gemm_kernels: the TIR the
+/// accelerator passes (inject_dma_copy, inject_alu; the GEMM kernels are already formed) take.
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
 /// The packed conv2d layer: x int8 [N/B][IC/BI][H][W][B][BI], w int8

@@ -94,7 +94,40 @@ struct Rename : tir::IRMutator {
   }
 };
 
+/// Wraps every perfect loop nest around one accel.gemm_uop (the tensorized blocks) in
+/// accel.coproc_scope compute { accel.uop_kernel 0 { nest } }.
+struct MarkGemm : tir::IRMutator {
+  static bool is_gemm_nest(const Stmt& s) {
+    Stmt cur = s;
+    while (cur.kind() == tir::StmtKind::kFor) cur = cur.as<tir::ForNode>()->body;
+    if (cur.kind() != tir::StmtKind::kEvaluate) return false;
+    const Expr& v = cur.as<tir::EvaluateNode>()->value;
+    return v.kind() == tir::ExprKind::kCall && v.as<tir::CallNode>()->op == compiler::target::accel::kGemmUop;
+  }
+  static Stmt wrap(const Stmt& s) {
+    return compiler::target::accel::coproc_scope(
+        isa::Module::kCompute, tir::attr_stmt(Expr(), std::string(compiler::target::accel::kUopKernel), Expr(0), s));
+  }
+  Stmt mutate(const tir::ForNode* op, const Stmt& self) override {
+    if (is_gemm_nest(self)) return wrap(self);
+    return tir::IRMutator::mutate(op, self);
+  }
+  Stmt mutate(const tir::EvaluateNode* op, const Stmt& self) override {
+    if (is_gemm_nest(self)) return wrap(self);
+    return tir::IRMutator::mutate(op, self);
+  }
+  Stmt mutate(const tir::AttrStmtNode* op, const Stmt& self) override {
+    if (op->key == compiler::target::accel::kUopKernel) return self;  // already a kernel
+    return tir::IRMutator::mutate(op, self);
+  }
+};
+
 }  // namespace
+
+tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f) {
+  MarkGemm m;
+  return f.with_body(m.mutate_stmt(f->body));
+}
 
 tir::PrimFunc alu_in_place(const tir::PrimFunc& f) {
   Stmt body = f->body;
@@ -112,7 +145,7 @@ tir::PrimFunc alu_in_place(const tir::PrimFunc& f) {
 }
 
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name) {
-  return alu_in_place(te::lower(op.schedule, op.args, name));
+  return mark_gemm_kernels(alu_in_place(te::lower(op.schedule, op.args, name)));
 }
 
 }  // namespace tessel::topi::accel
