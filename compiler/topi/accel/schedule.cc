@@ -174,7 +174,8 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   } else {
     out.reorder({ax[0], bo_o, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
   }
-  out.pragma(bo_i, "dma_copy");
+  // One 2-D store (rows y_i, columns x_i) per output-channel block of the tile.
+  out.pragma(y_i, "dma_copy");
   schedule_alu_steps(s, rq, out, x_o);
 
   te::Stage sc = s[acc_c];
@@ -186,8 +187,9 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   te::Stage sx = s[x_buf], sw = s[w_buf];
   sx.compute_at(sc, rc_o);
   sw.compute_at(sc, rc_o);
-  sx.pragma(sx->leaf_iter_vars.front(), "dma_copy");
-  sw.pragma(sw->leaf_iter_vars.front(), "dma_copy");
+  // One 2-D DMA per channel block: input rows x columns of the window, kernel rows x columns.
+  sx.pragma(sx->leaf_iter_vars[2], "dma_copy");
+  sw.pragma(sw->leaf_iter_vars[2], "dma_copy");
   return {s, {layer.x, layer.w, rq.out}, rq.out};
 }
 

@@ -11,11 +11,13 @@
 //    (compute_at the output's innermost tile loop); its input-channel blocks are split by
 //    `tile_ic`, the chunk loop outermost; the input window (the padded input stage inlined, so
 //    the copy carries the padding as select(...)) and the weights are cache_read into
-//    local.inp_buffer / local.wgt_buffer at the chunk loop, each copy loop marked pragma
-//    dma_copy; the block (BATCH x BLOCK_OUT x BLOCK_IN) is tensorized with gemm_intrin;
+//    local.inp_buffer / local.wgt_buffer at the chunk loop, each copy marked pragma dma_copy
+//    at its row loop (one 2-D DMA per channel block: the batch and channel-block loops stay
+//    outside); the block (BATCH x BLOCK_OUT x BLOCK_IN) is tensorized with gemm_intrin;
 //  - every requantisation step (topi/qnn.h) is cache_write'n into local.acc_buffer (its global
 //    copy inlined), computed at the tile and marked pragma alu;
-//  - the output's copy from the last acc stage (y = int8(acc)) is marked pragma dma_copy.
+//  - the output's copy from the last acc stage (y = int8(acc)) is marked pragma dma_copy at
+//    its row loop (conv2d: one 2-D store per output-channel block of the tile).
 // The requantisation must be per-tensor (every field one entry, an ALU immediate of 16 bits).
 #pragma once
 
