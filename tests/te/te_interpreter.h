@@ -1,12 +1,13 @@
 // A reference interpreter for lowered te functions: runs a PrimFunc over integer buffers
 // (every value an int64; stores wrap to the buffer's type; floordiv/floormod round toward
-// negative infinity). Loops of every kind run serially in order; Allocate gives fresh memory
+// negative infinity; tir.shift_right is arithmetic). Loops of every kind run serially in order; Allocate gives fresh memory
 // whose every element must be written before it is read (a read of an unwritten element, an
 // index out of the buffer or an unknown node throws std::logic_error naming it). Independent of
 // compiler/te and compiler/tir/arith on purpose: it is the oracle the lowering is checked against.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -48,11 +49,41 @@ class Interpreter {
   /// Number of stores executed.
   int64_t stores() const { return stores_; }
 
+  /// A handler for calls the interpreter does not know (an accelerator intrinsic in a test): it
+  /// returns true when it ran the call, with the call's value in `value`.
+  using CallHook = std::function<bool(const tir::CallNode* call, Interpreter& in, int64_t& value)>;
+  void set_call_hook(CallHook hook) { hook_ = std::move(hook); }
+  /// For hooks: the value of `e` in the current environment.
+  int64_t value_of(const Expr& e) { return eval(e); }
+  /// For hooks: element `flat` of the memory named by data variable `data` (it must have been
+  /// written), and a store to it.
+  int64_t load(const tir::VarNode* data, int64_t flat) {
+    Memory& m = memory(data, flat);
+    if (!m.written[static_cast<size_t>(flat)]) {
+      throw std::logic_error("read of unwritten element " + std::to_string(flat) + " of " + data->name);
+    }
+    return m.data[static_cast<size_t>(flat)];
+  }
+  void store(const tir::VarNode* data, int64_t flat, int64_t v) {
+    Memory& m = memory(data, flat);
+    m.data[static_cast<size_t>(flat)] = v;
+    m.written[static_cast<size_t>(flat)] = true;
+  }
+
  private:
   struct Memory {
     std::vector<int64_t> data;
     std::vector<bool> written;
   };
+
+  Memory& memory(const tir::VarNode* data, int64_t flat) {
+    auto it = mem_.find(data);
+    if (it == mem_.end()) throw std::logic_error("memory " + data->name + " accessed outside its allocation");
+    if (flat < 0 || flat >= static_cast<int64_t>(it->second.data.size())) {
+      throw std::logic_error(data->name + ": flat index " + std::to_string(flat) + " out of memory");
+    }
+    return it->second;
+  }
 
   int64_t elements(const tir::Buffer& b) {
     int64_t n = 1;
@@ -139,6 +170,15 @@ class Interpreter {
       case ExprKind::kCall: {
         const auto* c = e.as<tir::CallNode>();
         if (c->op == tir::intrin::kLikely) return ev(c->args[0]);
+        if (c->op == tir::intrin::kShiftRight || c->op == tir::intrin::kShiftLeft) {
+          int64_t a = ev(c->args[0]), b = ev(c->args[1]);
+          if (b < 0 || b >= 64) throw std::logic_error("shift by " + std::to_string(b));
+          // Arithmetic shift right (floor division by 2^b); shift left wraps to the call's type.
+          return c->op == tir::intrin::kShiftRight ? (a >> b)
+                                                    : wrap(static_cast<int64_t>(static_cast<uint64_t>(a) << b), e.dtype());
+        }
+        int64_t value = 0;
+        if (hook_ && hook_(c, *this, value)) return value;
         throw std::logic_error("cannot evaluate call " + c->op);
       }
       default: throw std::logic_error("cannot evaluate expression kind " + std::to_string(static_cast<int>(e.kind())));
@@ -201,6 +241,7 @@ class Interpreter {
     }
   }
 
+  CallHook hook_;
   std::map<const tir::VarNode*, int64_t> env_;
   std::map<const tir::VarNode*, Memory> mem_;
   int64_t stores_ = 0;

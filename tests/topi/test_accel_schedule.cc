@@ -1,0 +1,370 @@
+// compiler/topi/accel: the GEMM intrinsic and the schedule templates for packed conv2d, packed
+// dense and the residual qadd on the default configuration (lowered TIR goldens), the sizes of
+// their knob spaces, and the UserErrors for knob values that do not fit the scratchpads; every
+// point of the small layers' spaces run on the te interpreter (accel.gemm_uop executed on the
+// scratchpad buffers it points at) against runtime/qnn.h bit for bit.
+#include <gtest/gtest.h>
+
+#include "compiler/te/lower.h"
+#include "compiler/tir/printer.h"
+#include "compiler/tir/verifier.h"
+#include "compiler/topi/accel/schedule.h"
+#include "compiler/target/accel_intrin.h"
+#include "tests/te/te_test_util.h"
+#include "tests/tir/tir_test_util.h"
+#include "tests/topi/topi_test_util.h"
+
+namespace tessel::topi::accel {
+namespace {
+
+using te::testing::user_error_of;
+using tir::DataType;
+
+std::vector<tir::Expr> S(std::initializer_list<int64_t> l) {
+  std::vector<tir::Expr> v;
+  for (int64_t x : l) v.push_back(tir::Expr(x));
+  return v;
+}
+
+/// The point of `space` with the given inner sizes of its splits and knob values (by name).
+te::ConfigEntity pick(const te::ConfigSpace& space, const std::map<std::string, int64_t>& want) {
+  for (int64_t i = 0; i < space.size(); ++i) {
+    te::ConfigEntity e = space.get(i);
+    bool ok = true;
+    for (const te::SubSpace& sub : space.subspaces()) {
+      auto it = want.find(sub.name);
+      if (it == want.end()) continue;
+      const int64_t v = sub.kind == te::KnobKind::kSplit ? e.split(sub.name)[1] : e.knob(sub.name);
+      ok = ok && v == it->second;
+    }
+    if (ok) return e;
+  }
+  ADD_FAILURE() << "no such point";
+  return space.get(0);
+}
+
+RequantParams small_rq() {
+  RequantParams rq;
+  rq.multiplier = {1 << 10};
+  rq.round = {1 << 13};
+  rq.shift = {14};
+  rq.out_add = {-3};
+  return rq;
+}
+
+Conv2dLayer small_conv() {
+  Conv2dLayer l;
+  l.x = te::placeholder(S({1, 2, 4, 4, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({2, 2, 3, 3, 16, 16}), DataType::int8(), "w");
+  l.attrs.pad_top = l.attrs.pad_left = l.attrs.pad_bottom = l.attrs.pad_right = 1;
+  l.rq = small_rq();
+  return l;
+}
+
+int64_t divisors(int64_t n) {
+  int64_t c = 0;
+  for (int64_t d = 1; d <= n; ++d) c += n % d == 0;
+  return c;
+}
+
+TEST(TopiAccelSchedule, Conv2dGolden) {
+  const isa::HwConfig hw;
+  Conv2dLayer l = small_conv();
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  EXPECT_EQ(space.size(), divisors(2) * divisors(4) * divisors(4) * divisors(2) * 2);
+  const te::ConfigEntity cfg = pick(space, {{"tile_oc", 1}, {"tile_h", 2}, {"tile_w", 4}, {"tile_ic", 1}, {"oc_nthread", 2}});
+  ScheduledOp op = schedule_conv2d(l, hw, cfg);
+  tir::PrimFunc f = lower_template(op, "conv2d");
+  EXPECT_TRUE(tir::verify(f).empty());
+  tir::testing::expect_golden_in("topi", "accel_conv2d.tir", tir::to_text(f));
+}
+
+TEST(TopiAccelSchedule, DenseGolden) {
+  const isa::HwConfig hw;
+  DenseLayer l;
+  l.x = te::placeholder(S({1, 4, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({4, 4, 16, 16}), DataType::int8(), "w");
+  l.rq = small_rq();
+  te::ConfigSpace space;
+  dense_config_space(l, space);
+  EXPECT_EQ(space.size(), divisors(4) * divisors(4) * 2);
+  const te::ConfigEntity cfg = pick(space, {{"tile_oc", 2}, {"tile_ic", 2}, {"oc_nthread", 1}});
+  ScheduledOp op = schedule_dense(l, hw, cfg);
+  tir::PrimFunc f = lower_template(op, "dense");
+  EXPECT_TRUE(tir::verify(f).empty());
+  tir::testing::expect_golden_in("topi", "accel_dense.tir", tir::to_text(f));
+}
+
+TEST(TopiAccelSchedule, QaddGolden) {
+  const isa::HwConfig hw;
+  QaddLayer l;
+  l.a = te::placeholder(S({1, 2, 4, 4, 1, 16}), DataType::int8(), "a");
+  l.b = te::placeholder(S({1, 2, 4, 4, 1, 16}), DataType::int8(), "b");
+  l.a_zero_point = 3;
+  l.a_multiplier = 3;
+  l.b_zero_point = -2;
+  l.b_multiplier = 5;
+  l.rq.round = {2};
+  l.rq.shift = {2};
+  l.rq.out_add = {1};
+  te::ConfigSpace space;
+  qadd_config_space(l, space);
+  EXPECT_EQ(space.size(), divisors(4));
+  ScheduledOp op = schedule_qadd(l, hw, pick(space, {{"tile_h", 2}}));
+  tir::PrimFunc f = lower_template(op, "qadd");
+  EXPECT_TRUE(tir::verify(f).empty());
+  tir::testing::expect_golden_in("topi", "accel_qadd.tir", tir::to_text(f));
+}
+
+TEST(TopiAccelSchedule, KnobValuesThatDoNotFit) {
+  const isa::HwConfig hw;
+  Conv2dLayer l;
+  l.x = te::placeholder(S({1, 8, 32, 32, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({8, 8, 3, 3, 16, 16}), DataType::int8(), "w");
+  l.attrs.pad_top = l.attrs.pad_left = l.attrs.pad_bottom = l.attrs.pad_right = 1;
+  l.rq = small_rq();
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  EXPECT_EQ(space.size(), divisors(8) * divisors(32) * divisors(32) * divisors(8) * 2);
+  EXPECT_EQ(user_error_of([&] {
+              schedule_conv2d(l, hw, pick(space, {{"tile_oc", 1}, {"tile_h", 32}, {"tile_w", 32}, {"tile_ic", 8}, {"oc_nthread", 1}}));
+            }),
+            "conv2d template: local.inp_buffer needs 9248 rows for knobs tile_ic=8, tile_h=32, tile_w=32 (input window "
+            "34 x 34), capacity 2048 rows");
+  {
+    Conv2dLayer big;
+    big.x = te::placeholder(S({1, 16, 8, 8, 1, 16}), DataType::int8(), "x");
+    big.w = te::placeholder(S({16, 16, 3, 3, 16, 16}), DataType::int8(), "w");
+    big.attrs.pad_top = big.attrs.pad_left = big.attrs.pad_bottom = big.attrs.pad_right = 1;
+    big.rq = small_rq();
+    te::ConfigSpace bs;
+    conv2d_config_space(big, bs);
+    EXPECT_EQ(user_error_of([&] {
+                schedule_conv2d(big, hw, pick(bs, {{"tile_oc", 16}, {"tile_h", 1}, {"tile_w", 1}, {"tile_ic", 16}, {"oc_nthread", 1}}));
+              }),
+              "conv2d template: local.wgt_buffer needs 2304 rows for knobs oc_nthread=1, tile_oc=16, tile_ic=16 (kernel 3 "
+              "x 3), capacity 1024 rows");
+  }
+  EXPECT_EQ(user_error_of([&] {
+              schedule_conv2d(l, hw, pick(space, {{"tile_oc", 4}, {"tile_h", 32}, {"tile_w", 16}, {"tile_ic", 1}, {"oc_nthread", 2}}));
+            }),
+            "conv2d template: local.acc_buffer needs 4096 rows for knobs oc_nthread=2, tile_oc=4, tile_h=32, tile_w=16 (1 "
+            "acc buffers), capacity 2048 rows");
+  EXPECT_EQ(user_error_of([&] {
+              schedule_conv2d(l, hw, pick(space, {{"tile_oc", 8}, {"tile_h", 1}, {"tile_w", 1}, {"tile_ic", 1}, {"oc_nthread", 2}}));
+            }),
+            "conv2d template: knob oc_nthread=2 does not divide the 1 outer channel-block iterations (tile_oc=8)");
+  RequantParams pc = small_rq();
+  pc.shift = {1, 2};
+  l.rq = pc;
+  EXPECT_EQ(user_error_of([&] { schedule_conv2d(l, hw, space.get(0)); }), "conv2d template: requantisation field shift has 2 entries; the template needs one (per-tensor)");
+  l.rq = small_rq();
+  l.rq.multiplier = {1 << 20};
+  EXPECT_EQ(user_error_of([&] { schedule_conv2d(l, hw, space.get(0)); }), "conv2d template: requantisation step requant.mul has immediate 1048576, outside the ALU's 16-bit range");
+}
+
+
+/// The interpreter with accel.gemm_uop: dst, src and wgt are access_ptr rows of the acc, inp and
+/// wgt buffers (rows of B x BO, B x BI, BO x BI values).
+te::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
+  te::testing::Interpreter in;
+  const int64_t bb = hw.batch(), bi = hw.block_in(), bo = hw.block_out();
+  in.set_call_hook([=](const tir::CallNode* c, te::testing::Interpreter& it, int64_t& value) {
+    if (c->op != compiler::target::accel::kGemmUop) return false;
+    auto ptr = [&](const tir::Expr& e) {
+      const auto* p = e.as<tir::CallNode>();
+      EXPECT_TRUE(p && p->op == tir::intrin::kAccessPtr);
+      return std::make_pair(p->args[0].as<tir::VarNode>(), it.value_of(p->args[1]));
+    };
+    const auto dst = ptr(c->args[1]);
+    const bool reset = it.value_of(c->args[0]) != 0;
+    for (int64_t b = 0; b < bb; ++b) {
+      for (int64_t o = 0; o < bo; ++o) {
+        const int64_t d = dst.second * bb * bo + b * bo + o;
+        int64_t acc = 0;
+        if (!reset) {
+          const auto src = ptr(c->args[2]), wgt = ptr(c->args[3]);
+          acc = it.load(dst.first, d);
+          for (int64_t i = 0; i < bi; ++i) {
+            acc += it.load(src.first, src.second * bb * bi + b * bi + i) * it.load(wgt.first, wgt.second * bo * bi + o * bi + i);
+          }
+        }
+        it.store(dst.first, d, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
+      }
+    }
+    value = 0;
+    return true;
+  });
+  return in;
+}
+
+runtime::Requant per_tensor_requant() {
+  runtime::Requant rq;
+  rq.multiplier = {1000};
+  rq.shift = {12};
+  rq.out_zero_point = -5;
+  return rq;
+}
+
+/// Runs a template instance on the interpreter; returns the output's contents.
+testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const std::vector<testing::Data>& inputs) {
+  // Both forms: as lowered, and with the ALU steps in place and the GEMM kernels marked.
+  tir::PrimFunc lowered = te::lower(op.schedule, op.args, "f");
+  tir::PrimFunc f = mark_gemm_kernels(alu_in_place(lowered));
+  EXPECT_TRUE(tir::verify(f).empty());
+  std::map<std::string, testing::Data> bufs;
+  for (size_t i = 0; i + 1 < op.args.size(); ++i) bufs[op.args[i].name()] = inputs[i];
+  bufs[op.out.name()] = testing::Data(testing::elements(op.out), 0);
+  te::testing::Interpreter in = gemm_interpreter(hw), before = gemm_interpreter(hw);
+  testing::Data got = in.run(f, bufs).at(op.out.name());
+  EXPECT_EQ(before.run(lowered, bufs).at(op.out.name()), got);
+  return got;
+}
+
+TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(41);
+  Conv2dLayer l;
+  l.x = te::placeholder(S({1, 2, 5, 4, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({2, 2, 3, 3, 16, 16}), DataType::int8(), "w");
+  l.attrs.stride_h = 1;
+  l.attrs.pad_top = 1;
+  l.attrs.pad_left = 2;
+  l.attrs.pad_bottom = 0;
+  l.attrs.pad_right = 1;
+  const runtime::Requant rq = per_tensor_requant();
+  l.rq = testing::params_of(rq, 32);
+  // NCHW data: 1 x 30 channels (two blocks of 16, the last one padded), weights 20 x 30.
+  const int64_t ic = 30, oc = 20;
+  runtime::QConv2dParams p;
+  p.ic = ic;
+  p.ih = 5;
+  p.iw = 4;
+  p.oc = oc;
+  p.kh = p.kw = 3;
+  p.pad_top = 1;
+  p.pad_left = 2;
+  p.pad_right = 1;
+  p.rq = rq;
+  const testing::Data xv = testing::random_data(rng, static_cast<size_t>(ic * 5 * 4), -128, 127);
+  const testing::Data wv = testing::random_data(rng, static_cast<size_t>(oc * ic * 9), -128, 127);
+  const auto x8 = testing::to<int8_t>(xv), w8 = testing::to<int8_t>(wv);
+  std::vector<int32_t> bias(static_cast<size_t>(oc), 0);
+  std::vector<int8_t> want(static_cast<size_t>(oc * p.oh() * p.ow()));
+  runtime::qconv2d_reference(p, x8.data(), w8.data(), bias.data(), want.data());
+  std::vector<int8_t> xp(2 * 16 * 5 * 4), wp(2 * 16 * 2 * 16 * 9);
+  runtime::cpu::pack_nchwnc(x8.data(), 1, ic, 5, 4, 1, 16, xp.data());
+  runtime::cpu::pack_nchwnc(w8.data(), oc, ic, 3, 3, 16, 16, wp.data());
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  int ran = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const te::ConfigEntity cfg = space.get(i);
+    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    const auto got = testing::to<int8_t>(run_instance(hw, schedule_conv2d(l, hw, cfg), {testing::from(xp), testing::from(wp)}));
+    std::vector<int8_t> unpacked(want.size());
+    runtime::cpu::unpack_nchwnc(got.data(), 1, oc, p.oh(), p.ow(), 1, 16, unpacked.data());
+    EXPECT_EQ(unpacked, want) << cfg.to_json();
+    ++ran;
+  }
+  // oh 4, ow 5: 2 * 3 * 2 * 2 * 2 points; oc_nthread 2 needs two outer channel blocks (tile_oc 1)
+  EXPECT_EQ(ran, 2 * 3 * 2 * 2 * 2 - 3 * 2 * 2);
+}
+
+/// Dense on every point, with the one-limb chain and with a low limb (whose copy of the
+/// clamped accumulator stays out of place).
+class DenseEveryPoint : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DenseEveryPoint, MatchesQconv2d) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(43);
+  const int64_t k = 40, n = 60;
+  DenseLayer l;
+  l.x = te::placeholder(S({1, 3, 1, 16}), DataType::int8(), "x");
+  l.w = te::placeholder(S({4, 3, 16, 16}), DataType::int8(), "w");
+  runtime::Requant rq = per_tensor_requant();
+  if (GetParam()) {
+    rq.low_multiplier = {{77}};
+    rq.low_shift = {{3}};
+  }
+  l.rq = testing::params_of(rq, 64);
+  ASSERT_EQ(l.rq.low.size(), GetParam() ? 1u : 0u);
+  runtime::QConv2dParams p;
+  p.ic = k;
+  p.ih = p.iw = 1;
+  p.oc = n;
+  p.rq = rq;
+  const testing::Data xv = testing::random_data(rng, static_cast<size_t>(k), -128, 127);
+  const testing::Data wv = testing::random_data(rng, static_cast<size_t>(n * k), -128, 127);
+  const auto x8 = testing::to<int8_t>(xv), w8 = testing::to<int8_t>(wv);
+  std::vector<int32_t> bias(static_cast<size_t>(n), 0);
+  std::vector<int8_t> want(static_cast<size_t>(n));
+  runtime::qconv2d_reference(p, x8.data(), w8.data(), bias.data(), want.data());
+  std::vector<int8_t> xp(48), wp(64 * 48);
+  runtime::cpu::pack_nchwnc(x8.data(), 1, k, 1, 1, 1, 16, xp.data());
+  runtime::cpu::pack_nchwnc(w8.data(), n, k, 1, 1, 16, 16, wp.data());
+  te::ConfigSpace space;
+  dense_config_space(l, space);
+  int ran = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const te::ConfigEntity cfg = space.get(i);
+    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}));
+    std::vector<int8_t> unpacked(want.size());
+    runtime::cpu::unpack_nchwnc(got.data(), 1, n, 1, 1, 1, 16, unpacked.data());
+    EXPECT_EQ(unpacked, want) << cfg.to_json();
+    ++ran;
+  }
+  EXPECT_EQ(ran, 3 * 2 * 2 - 2);  // tile_oc 1, 2, 4; oc_nthread 2 needs an even outer count
+  // In place except the limb's copy: the accumulator and (with the limb) one more acc buffer.
+  const tir::PrimFunc f = lower_template(schedule_dense(l, hw, space.get(0)), "dense");
+  int acc_buffers = 0;
+  std::function<void(const tir::Stmt&)> walk = [&](const tir::Stmt& st) {
+    if (st.kind() == tir::StmtKind::kAllocate) {
+      const auto* a = st.as<tir::AllocateNode>();
+      acc_buffers += a->buffer->scope == tir::MemScope::kAcc;
+      walk(a->body);
+    } else if (st.kind() == tir::StmtKind::kFor) {
+      walk(st.as<tir::ForNode>()->body);
+    } else if (st.kind() == tir::StmtKind::kAttrStmt) {
+      walk(st.as<tir::AttrStmtNode>()->body);
+    } else if (st.kind() == tir::StmtKind::kSeqStmt) {
+      for (const tir::Stmt& x : st.as<tir::SeqStmtNode>()->seq) walk(x);
+    }
+  };
+  walk(f->body);
+  EXPECT_EQ(acc_buffers, GetParam() ? 2 : 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(TopiAccelSchedule, DenseEveryPoint, ::testing::Values(false, true));
+
+TEST(TopiAccelSchedule, QaddEveryPointMatchesRequantChain) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(47);
+  QaddLayer l;
+  l.a = te::placeholder(S({1, 2, 6, 3, 1, 16}), DataType::int8(), "a");
+  l.b = te::placeholder(S({1, 2, 6, 3, 1, 16}), DataType::int8(), "b");
+  l.a_zero_point = 4;
+  l.a_multiplier = 300;
+  l.b_zero_point = -7;
+  l.b_multiplier = 170;
+  runtime::Requant rq;
+  rq.shift = {9};
+  rq.out_zero_point = 2;
+  l.rq = testing::params_of(rq, 1);
+  const runtime::RequantChannel ch = runtime::requant_channel(rq, 0);
+  const testing::Data av = testing::random_data(rng, 576, -128, 127), bv = testing::random_data(rng, 576, -128, 127);
+  testing::Data want;
+  for (size_t i = 0; i < av.size(); ++i) {
+    want.push_back(ch.apply(static_cast<int32_t>((av[i] - 4) * 300 + (bv[i] + 7) * 170)));
+  }
+  te::ConfigSpace space;
+  qadd_config_space(l, space);
+  for (int64_t i = 0; i < space.size(); ++i) {
+    EXPECT_EQ(run_instance(hw, schedule_qadd(l, hw, space.get(i)), {av, bv}), want) << space.get(i).to_json();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::topi::accel
