@@ -49,7 +49,7 @@ struct LayerInfo {
   int64_t ideal_gemm_uops = 0;      ///< accelerator compute roofline in uops (offloaded layers)
   uint64_t dram_bytes = 0;          ///< static DRAM traffic estimate of the Program (bytes)
   std::string schedule;             ///< chosen schedule (offloaded layers)
-  int64_t est_cycles = 0;           ///< the schedule cost model's estimate (offloaded layers; cycles)
+  int64_t est_cycles = 0;           ///< the stream cost model's cycles of the layer's Program (offloaded layers; accel::estimate_cycles)
 };
 
 /// Wall time of one compiler stage (milliseconds), in order: "import" (ONNX to graph IR), the

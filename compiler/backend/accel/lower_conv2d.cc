@@ -10,6 +10,7 @@
 #include "compiler/backend/accel/loop_ir.h"
 #include "compiler/backend/accel/passes.h"
 #include "compiler/backend/accel/schedule.h"
+#include "compiler/backend/accel/stream_cost.h"
 #include "isa/spec.h"
 #include "isa/verifier.h"
 #include "support/error.h"
@@ -285,7 +286,14 @@ LoweredLayer lower_conv2d(const AccelLayer& layer, const isa::HwConfig& cfg,
   out.ideal_gemm_uops =
       g.nb * g.ocb * ceil_div(g.ic / g.groups, g.block_in) * g.kh * g.kw * g.oh * g.ow;
   out.schedule = ctx.sched.describe();
-  out.est_cycles = ctx.sched.est_cycles;
+  // the emitted stream's cycles; a stream the verifier would reject (with verify = false, e.g. one
+  // that deadlocks under cfg's queue depths) cannot be timed
+  try {
+    out.est_cycles = static_cast<int64_t>(estimate_cycles(out.program));
+  } catch (const UserError&) {
+    if (opts.verify) throw;
+    out.est_cycles = -1;
+  }
   out.zero_point_init =
       ctx.plan.init_every_tile ? ZeroPointInit::kEveryTile : ZeroPointInit::kBorderTiles;
   return out;

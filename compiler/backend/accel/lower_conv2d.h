@@ -64,7 +64,11 @@ struct LoweredLayer {
   int64_t macs = 0;             ///< useful MACs of the layer
   std::string schedule;         ///< one-line description of the chosen schedule (tiles, threads)
   std::string ir_dump;          ///< loop IR dumps requested by LowerOptions::dump_ir_after
-  int64_t est_cycles = 0;       ///< the schedule cost model's estimate (cycles) for the layer
+  /// The cycles of `program` by the stream cost model (estimate_cycles, stream_cost.h: start to
+  /// FINISH, as the cycle model counts them); -1 when the stream cannot be timed because it
+  /// fails the verifier (only with LowerOptions::verify = false: e.g. it deadlocks under cfg's
+  /// queue depths).
+  int64_t est_cycles = 0;
   /// The accumulator initialisation chosen: kBorderTiles when an init tensor exists only for the
   /// tiles touching the padding (or none is needed: no zero point, or no window touches the
   /// padding), kEveryTile when every tile loads it.
