@@ -114,7 +114,9 @@ class Equal {
         a->strides.size() != b->strides.size()) {
       return false;
     }
-    if (!var(a->data.get(), b->data.get()) && !bind(a->data.get(), b->data.get())) return false;
+    // Bound data variables (Allocate, parameters) were bound before; free ones follow var()'s rule
+    // (identity unless map_free_vars), so loads of two distinct free buffers never compare equal.
+    if (!var(a->data.get(), b->data.get())) return false;
     return exprs(a->shape, b->shape) && exprs(a->strides, b->strides) && expr(a->elem_offset, b->elem_offset);
   }
   bool exprs(const std::vector<Expr>& a, const std::vector<Expr>& b) {

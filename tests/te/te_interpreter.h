@@ -1,6 +1,6 @@
 // A reference interpreter for lowered te functions: runs a PrimFunc over integer buffers
 // (every value an int64; stores wrap to the buffer's type; floordiv/floormod round toward
-// negative infinity). Loops of every kind run serially in order; Allocate gives fresh memory
+// negative infinity; tir.shift_right is arithmetic). Loops of every kind run serially in order; Allocate gives fresh memory
 // whose every element must be written before it is read (a read of an unwritten element, an
 // index out of the buffer or an unknown node throws std::logic_error naming it). Independent of
 // compiler/te and compiler/tir/arith on purpose: it is the oracle the lowering is checked against.
@@ -139,6 +139,13 @@ class Interpreter {
       case ExprKind::kCall: {
         const auto* c = e.as<tir::CallNode>();
         if (c->op == tir::intrin::kLikely) return ev(c->args[0]);
+        if (c->op == tir::intrin::kShiftRight || c->op == tir::intrin::kShiftLeft) {
+          int64_t a = ev(c->args[0]), b = ev(c->args[1]);
+          if (b < 0 || b >= 64) throw std::logic_error("shift by " + std::to_string(b));
+          // Arithmetic shift right (floor division by 2^b); shift left wraps to the call's type.
+          return c->op == tir::intrin::kShiftRight ? (a >> b)
+                                                    : wrap(static_cast<int64_t>(static_cast<uint64_t>(a) << b), e.dtype());
+        }
         throw std::logic_error("cannot evaluate call " + c->op);
       }
       default: throw std::logic_error("cannot evaluate expression kind " + std::to_string(static_cast<int>(e.kind())));

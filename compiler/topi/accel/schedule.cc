@@ -1,0 +1,295 @@
+#include "compiler/topi/accel/schedule.h"
+
+#include <fmt/format.h>
+
+#include "compiler/target/accel_intrin.h"
+#include "compiler/tir/intrinsics.h"
+#include "support/error.h"
+
+namespace tessel::topi::accel {
+
+using te::IterVar;
+using te::Tensor;
+using tir::DataType;
+using tir::Expr;
+using tir::MemScope;
+using tir::Var;
+namespace ta = compiler::target::accel;
+
+te::TensorIntrin gemm_intrin(const isa::HwConfig& cfg) {
+  const int64_t b = cfg.batch(), bi = cfg.block_in(), bo = cfg.block_out();
+  Tensor inp = te::placeholder({Expr(b), Expr(bi)}, DataType::int8(), "inp");
+  Tensor wgt = te::placeholder({Expr(bo), Expr(bi)}, DataType::int8(), "wgt");
+  IterVar k = te::reduce_axis(bi, "k");
+  Tensor out = te::compute(
+      {Expr(b), Expr(bo)},
+      [&](const std::vector<Var>& i) {
+        return te::sum(tir::cast(DataType::int32(), inp(i[0], k)) * tir::cast(DataType::int32(), wgt(i[1], k)), {k});
+      },
+      "gemm");
+  auto row = [](const tir::Buffer& buf, int64_t elem, int rw) {
+    return tir::intrin::access_ptr(buf, tir::floordiv(buf->elem_offset, Expr(elem)), Expr(1), rw);
+  };
+  return te::decl_tensor_intrin(
+      out,
+      [=](const te::IntrinCall& c) {
+        if (c.part == te::IntrinPart::kReset) return ta::gemm_uop(true, row(c.output, b * bo, 2), Expr(0), Expr(0));
+        return ta::gemm_uop(false, row(c.output, b * bo, 3), row(c.inputs[0], b * bi, 1),
+                            row(c.inputs[1], bo * bi, 1));
+      },
+      "accel.gemm");
+}
+
+namespace {
+
+/// Checks that every requantisation field is one ALU immediate.
+void check_per_tensor(const std::string& what, const RequantParams& p) {
+  auto one = [&](const std::string& field, const std::vector<int32_t>& v) {
+    if (v.size() != 1) {
+      throw_user_error("{}: requantisation field {} has {} entries; the template needs one (per-tensor)", what, field,
+                       v.size());
+    }
+  };
+  one("acc_offset", p.acc_offset);
+  one("acc_min", p.acc_min);
+  one("acc_max", p.acc_max);
+  one("multiplier", p.multiplier);
+  one("round", p.round);
+  one("shift", p.shift);
+  one("out_add", p.out_add);
+  for (size_t j = 0; j < p.low.size(); ++j) {
+    one(fmt::format("low_multiplier[{}]", j), p.low[j].multiplier);
+    one(fmt::format("low_round[{}]", j), p.low[j].round);
+    one(fmt::format("low_shift[{}]", j), p.low[j].shift);
+  }
+}
+
+void check_steps(const std::string& what, const RequantOps& ops) {
+  for (const RequantStep& s : ops.steps) {
+    if (s.is_imm && (s.imm < -32768 || s.imm > 32767)) {
+      throw_user_error("{}: requantisation step {} has immediate {}, outside the ALU's 16-bit range", what,
+                       s.tensor.name(), s.imm);
+    }
+  }
+}
+
+void check_rows(const std::string& what, const isa::HwConfig& hw, MemScope scope, int64_t rows,
+                const std::string& knobs) {
+  const ta::ScopeInfo info = ta::scope_info(hw, scope);
+  if (rows > info.depth) {
+    throw_user_error("{}: {} needs {} rows for knobs {}, capacity {} rows", what, tir::to_string(scope), rows, knobs,
+                     info.depth);
+  }
+}
+
+/// The requantisation stages into acc at `at` of the output stage, each an ALU nest.
+void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage& out, const IterVar& at) {
+  for (const RequantStep& st : ops.steps) {
+    Tensor acc = s.cache_write(st.tensor, MemScope::kAcc);
+    s[st.tensor].compute_inline();
+    te::Stage sa = s[acc];
+    sa.compute_at(out, at);
+    sa.pragma(sa->leaf_iter_vars.front(), "alu");
+  }
+}
+
+void check_blocks(const std::string& what, const Tensor& t, size_t lane_dim_a, int64_t want_a, size_t lane_dim_b,
+                  int64_t want_b) {
+  const std::vector<int64_t> s = const_shape(t);
+  if (s[lane_dim_a] != want_a || s[lane_dim_b] != want_b) {
+    throw_user_error("{}: tensor {} has blocks {} x {}, the configuration's are {} x {}", what, t.name(),
+                     s[lane_dim_a], s[lane_dim_b], want_a, want_b);
+  }
+}
+
+}  // namespace
+
+void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space) {
+  const std::vector<int64_t> xs = const_shape(layer.x), ws = const_shape(layer.w);
+  const Conv2dAttrs& a = layer.attrs;
+  const int64_t oh = conv_output_size("conv2d template", xs[2], a.pad_top, a.pad_bottom, ws[2], a.stride_h, a.dilation_h);
+  const int64_t ow = conv_output_size("conv2d template", xs[3], a.pad_left, a.pad_right, ws[3], a.stride_w, a.dilation_w);
+  space.define_split("tile_oc", ws[0]);
+  space.define_split("tile_h", oh);
+  space.define_split("tile_w", ow);
+  space.define_split("tile_ic", xs[1]);
+  space.define_knob("oc_nthread", {1, 2});
+}
+
+ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
+  const std::string what = "conv2d template";
+  const Conv2dAttrs& a = layer.attrs;
+  if (a.groups != 1) throw_user_error("{}: groups {} (the template takes groups 1)", what, a.groups);
+  if (layer.x.ndim() != 6 || layer.w.ndim() != 6) throw_user_error("{}: x and w must be packed (rank 6)", what);
+  check_blocks(what, layer.x, 4, hw.batch(), 5, hw.block_in());
+  check_blocks(what, layer.w, 4, hw.block_out(), 5, hw.block_in());
+  check_per_tensor(what, layer.rq);
+  const std::vector<int64_t> ws = const_shape(layer.w);
+  const int64_t tile_oc = cfg.split("tile_oc")[1], tile_h = cfg.split("tile_h")[1], tile_w = cfg.split("tile_w")[1],
+                tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
+  const int64_t oc_outer = cfg.split("tile_oc")[0];
+  if (oc_outer % nthread != 0) {
+    throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
+                     nthread, oc_outer, tile_oc);
+  }
+  Tensor acc = conv2d_nchwnc(layer.x, layer.w, a, "conv2d");
+  RequantOps rq = requantize(acc, layer.rq, true, "requant");
+  check_steps(what, rq);
+  // Scratchpad rows of one tile.
+  const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
+  const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
+  check_rows(what, hw, MemScope::kInp, tile_ic * win_h * win_w,
+             fmt::format("tile_ic={}, tile_h={}, tile_w={} (input window {} x {})", tile_ic, tile_h, tile_w, win_h,
+                         win_w));
+  check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic * ws[2] * ws[3],
+             fmt::format("oc_nthread={}, tile_oc={}, tile_ic={} (kernel {} x {})", nthread, tile_oc, tile_ic, ws[2],
+                         ws[3]));
+  const int64_t acc_stages = 1 + static_cast<int64_t>(rq.steps.size());
+  check_rows(what, hw, MemScope::kAcc, nthread * tile_oc * tile_h * tile_w * acc_stages,
+             fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({} acc stages)", nthread, tile_oc, tile_h,
+                         tile_w, acc_stages));
+
+  te::Schedule s = te::create_schedule({rq.out});
+  // The padded input stage (if any) is inlined into the input copy.
+  const Tensor xp = acc.op()->inputs[0];
+  const bool padded = !xp.same_as(layer.x);
+  Tensor x_buf = s.cache_read(xp, MemScope::kInp, {acc});
+  Tensor w_buf = s.cache_read(layer.w, MemScope::kWgt, {acc});
+  if (padded) s[xp].compute_inline();
+  Tensor acc_c = s.cache_write(acc, MemScope::kAcc);
+  s[acc].compute_inline();
+
+  te::Stage out = s[rq.out];
+  const std::vector<IterVar> ax = out->leaf_iter_vars;  // bn, bo, y, x, b, o
+  auto [bo_o, bo_i] = out.split(ax[1], tile_oc);
+  auto [y_o, y_i] = out.split(ax[2], tile_h);
+  auto [x_o, x_i] = out.split(ax[3], tile_w);
+  IterVar tv;
+  if (nthread > 1) {
+    auto [t, bo_oi] = out.split_nparts(bo_o, nthread);
+    tv = t;
+    out.reorder({ax[0], tv, bo_oi, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
+    out.bind(tv, "vthread");
+  } else {
+    out.reorder({ax[0], bo_o, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
+  }
+  out.pragma(bo_i, "dma_copy");
+  schedule_alu_steps(s, rq, out, x_o);
+
+  te::Stage sc = s[acc_c];
+  sc.compute_at(out, x_o);
+  const std::vector<IterVar> cl = sc->leaf_iter_vars;  // bn, bo, y, x, b, o, rc, ry, rx, ri
+  auto [rc_o, rc_i] = sc.split(cl[6], tile_ic);
+  sc.reorder({rc_o, cl[0], cl[1], cl[2], rc_i, cl[7], cl[8], cl[3], cl[4], cl[5], cl[9]});
+  sc.tensorize(cl[4], gemm_intrin(hw));
+  te::Stage sx = s[x_buf], sw = s[w_buf];
+  sx.compute_at(sc, rc_o);
+  sw.compute_at(sc, rc_o);
+  sx.pragma(sx->leaf_iter_vars.front(), "dma_copy");
+  sw.pragma(sw->leaf_iter_vars.front(), "dma_copy");
+  return {s, {layer.x, layer.w, rq.out}, rq.out};
+}
+
+void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space) {
+  space.define_split("tile_oc", const_shape(layer.w)[0]);
+  space.define_split("tile_ic", const_shape(layer.x)[1]);
+  space.define_knob("oc_nthread", {1, 2});
+}
+
+ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
+  const std::string what = "dense template";
+  if (layer.x.ndim() != 4 || layer.w.ndim() != 4) throw_user_error("{}: x and w must be packed (rank 4)", what);
+  check_blocks(what, layer.x, 2, hw.batch(), 3, hw.block_in());
+  check_blocks(what, layer.w, 2, hw.block_out(), 3, hw.block_in());
+  check_per_tensor(what, layer.rq);
+  const std::vector<int64_t> xs = const_shape(layer.x);
+  const int64_t tile_oc = cfg.split("tile_oc")[1], tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
+  const int64_t oc_outer = cfg.split("tile_oc")[0];
+  if (oc_outer % nthread != 0) {
+    throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
+                     nthread, oc_outer, tile_oc);
+  }
+  Tensor acc = dense_packed(layer.x, layer.w, "dense");
+  RequantOps rq = requantize(acc, layer.rq, true, "requant");
+  check_steps(what, rq);
+  check_rows(what, hw, MemScope::kInp, xs[0] * tile_ic, fmt::format("tile_ic={} ({} row blocks)", tile_ic, xs[0]));
+  check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic,
+             fmt::format("oc_nthread={}, tile_oc={}, tile_ic={}", nthread, tile_oc, tile_ic));
+  const int64_t acc_stages = 1 + static_cast<int64_t>(rq.steps.size());
+  check_rows(what, hw, MemScope::kAcc, nthread * xs[0] * tile_oc * acc_stages,
+             fmt::format("oc_nthread={}, tile_oc={} ({} row blocks, {} acc stages)", nthread, tile_oc, xs[0],
+                         acc_stages));
+
+  te::Schedule s = te::create_schedule({rq.out});
+  Tensor x_buf = s.cache_read(layer.x, MemScope::kInp, {acc});
+  Tensor w_buf = s.cache_read(layer.w, MemScope::kWgt, {acc});
+  Tensor acc_c = s.cache_write(acc, MemScope::kAcc);
+  s[acc].compute_inline();
+  te::Stage out = s[rq.out];
+  const std::vector<IterVar> ax = out->leaf_iter_vars;  // bm, bn, b, o
+  auto [bn_o, bn_i] = out.split(ax[1], tile_oc);
+  IterVar at = bn_o;
+  if (nthread > 1) {
+    auto [t, bn_oi] = out.split_nparts(bn_o, nthread);
+    out.reorder({t, bn_oi, ax[0], bn_i, ax[2], ax[3]});
+    out.bind(t, "vthread");
+    at = bn_oi;
+  } else {
+    out.reorder({bn_o, ax[0], bn_i, ax[2], ax[3]});
+  }
+  out.pragma(ax[0], "dma_copy");
+  schedule_alu_steps(s, rq, out, at);
+  te::Stage sc = s[acc_c];
+  sc.compute_at(out, at);
+  const std::vector<IterVar> cl = sc->leaf_iter_vars;  // bm, bn, b, o, rk, ri
+  auto [rk_o, rk_i] = sc.split(cl[4], tile_ic);
+  sc.reorder({rk_o, cl[0], cl[1], rk_i, cl[2], cl[3], cl[5]});
+  sc.tensorize(cl[2], gemm_intrin(hw));
+  te::Stage sx = s[x_buf], sw = s[w_buf];
+  sx.compute_at(sc, rk_o);
+  sw.compute_at(sc, rk_o);
+  sx.pragma(sx->leaf_iter_vars.front(), "dma_copy");
+  sw.pragma(sw->leaf_iter_vars.front(), "dma_copy");
+  return {s, {layer.x, layer.w, rq.out}, rq.out};
+}
+
+void qadd_config_space(const QaddLayer& layer, te::ConfigSpace& space) {
+  space.define_split("tile_h", const_shape(layer.a)[2]);
+}
+
+ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
+  const std::string what = "qadd template";
+  if (layer.a.ndim() != 6) throw_user_error("{}: operands must be packed (rank 6)", what);
+  check_blocks(what, layer.a, 4, hw.batch(), 5, hw.block_out());
+  check_per_tensor(what, layer.rq);
+  const std::vector<int64_t> as = const_shape(layer.a);
+  const int64_t tile_h = cfg.split("tile_h")[1];
+  RequantOps rq = qadd(layer.a, layer.b, layer.a_zero_point, layer.a_multiplier, layer.b_zero_point,
+                       layer.b_multiplier, layer.rq, "qadd");
+  check_steps(what, rq);
+  // The two loads (LOAD ACC_8BIT) and every ALU step have their own acc buffer.
+  const int64_t acc_stages = 2 + static_cast<int64_t>(rq.steps.size());
+  const int64_t rows = tile_h * as[3];  // per batch and channel block (the outer loops)
+  check_rows(what, hw, MemScope::kAcc, rows * acc_stages,
+             fmt::format("tile_h={} ({} rows per stage, {} acc stages)", tile_h, rows, acc_stages));
+  te::Schedule s = te::create_schedule({rq.out});
+  std::vector<Tensor> loads;
+  for (const Tensor& t : rq.loads) {
+    loads.push_back(s.cache_write(t, MemScope::kAcc));
+    s[t].compute_inline();
+  }
+  te::Stage out = s[rq.out];
+  const std::vector<IterVar> ax = out->leaf_iter_vars;  // n, c, y, x, b, o
+  auto [y_o, y_i] = out.split(ax[2], tile_h);
+  out.reorder({ax[0], ax[1], y_o, y_i, ax[3], ax[4], ax[5]});
+  out.pragma(y_i, "dma_copy");
+  schedule_alu_steps(s, rq, out, y_o);
+  for (const Tensor& t : loads) {
+    te::Stage st = s[t];
+    st.compute_at(out, y_o);
+    st.pragma(st->leaf_iter_vars.front(), "dma_copy");
+  }
+  return {s, {layer.a, layer.b, rq.out}, rq.out};
+}
+
+}  // namespace tessel::topi::accel

@@ -1,0 +1,194 @@
+#include "compiler/topi/qnn.h"
+
+#include <fmt/format.h>
+
+#include <climits>
+
+#include "compiler/tir/intrinsics.h"
+#include "compiler/topi/nn.h"
+#include "support/error.h"
+
+namespace tessel::topi {
+
+using te::compute;
+using tir::DataType;
+using tir::Expr;
+using tir::Var;
+
+namespace {
+
+struct Builder {
+  const Tensor& shape_of;  // the accumulator (for shape and channel index)
+  bool packed;
+  int64_t channels;
+  std::string name;
+  RequantOps ops;
+
+  void check_field(const std::string& field, const std::vector<int32_t>& v) const {
+    if (v.size() != 1 && static_cast<int64_t>(v.size()) != channels) {
+      throw_user_error("requantize {}: {} has {} entries, expected 1 or {} (channels)", name, field, v.size(),
+                       channels);
+    }
+  }
+  void check_shifts(const std::string& field, const std::vector<int32_t>& v) const {
+    for (size_t c = 0; c < v.size(); ++c) {
+      if (v[c] < 0 || v[c] > 31) throw_user_error("requantize {}: {}[{}] {} is outside [0, 31]", name, field, c, v[c]);
+    }
+  }
+  static bool all_equal(const std::vector<int32_t>& v, int32_t x) {
+    for (int32_t e : v) {
+      if (e != x) return false;
+    }
+    return true;
+  }
+
+  /// A step `op` of `src` with the field's values (an immediate or a per-channel constant).
+  Tensor field_step(const Tensor& src, const std::string& step, const std::string& op, const std::string& field,
+                    const std::vector<int32_t>& values) {
+    RequantStep s;
+    s.op = op;
+    Tensor cst;
+    if (values.size() == 1) {
+      s.imm = values[0];
+    } else {
+      s.is_imm = false;
+      cst = te::placeholder({Expr(channels)}, DataType::int32(), name + "." + field);
+      ops.constants.push_back({cst, values});
+      s.operand = cst;
+    }
+    s.tensor = compute(
+        src.shape(),
+        [&](const std::vector<Var>& i) {
+          Expr a = src(std::vector<Expr>(i.begin(), i.end()));
+          Expr v = s.is_imm ? Expr(s.imm) : cst(channel_index(i, shape_of, packed));
+          return apply(op, a, v);
+        },
+        name + "." + step);
+    ops.steps.push_back(s);
+    return s.tensor;
+  }
+  /// A step `op` of `src` with another stage's tensor of the same shape.
+  Tensor tensor_step(const Tensor& src, const std::string& step, const std::string& op, const Tensor& other) {
+    RequantStep s;
+    s.op = op;
+    s.is_imm = false;
+    s.operand = other;
+    s.tensor = compute(
+        src.shape(),
+        [&](const std::vector<Var>& i) {
+          std::vector<Expr> idx(i.begin(), i.end());
+          return apply(op, src(idx), other(idx));
+        },
+        name + "." + step);
+    ops.steps.push_back(s);
+    return s.tensor;
+  }
+  static Expr apply(const std::string& op, const Expr& a, const Expr& v) {
+    if (op == "add") return a + v;
+    if (op == "mul") return a * v;
+    if (op == "max") return tir::max(a, v);
+    if (op == "min") return tir::min(a, v);
+    if (op == "shr") return tir::call(DataType::int32(), std::string(tir::intrin::kShiftRight), {a, v});
+    throw_internal_error("unknown requant step {}", op);
+  }
+};
+
+RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, const std::string& name,
+                       RequantOps prefix) {
+  if (acc.dtype() != DataType::int32()) {
+    throw_user_error("requantize {}: accumulators {} have type {}, expected int32", name, acc.name(), acc.dtype().str());
+  }
+  Builder b{acc, packed, acc.ndim() >= 2 ? channel_count(acc, packed) : 1, name, std::move(prefix)};
+  b.check_field("acc_offset", p.acc_offset);
+  b.check_field("acc_min", p.acc_min);
+  b.check_field("acc_max", p.acc_max);
+  b.check_field("multiplier", p.multiplier);
+  b.check_field("round", p.round);
+  b.check_field("shift", p.shift);
+  b.check_shifts("shift", p.shift);
+  b.check_field("out_add", p.out_add);
+  if (p.low.size() > 7) throw_user_error("requantize {}: {} low limbs, at most 7", name, p.low.size());
+  for (size_t j = 0; j < p.low.size(); ++j) {
+    b.check_field(fmt::format("low_multiplier[{}]", j), p.low[j].multiplier);
+    b.check_field(fmt::format("low_round[{}]", j), p.low[j].round);
+    b.check_field(fmt::format("low_shift[{}]", j), p.low[j].shift);
+    b.check_shifts(fmt::format("low_shift[{}]", j), p.low[j].shift);
+  }
+  if (p.clip_lo < -128 || p.clip_hi > 127 || p.clip_lo > p.clip_hi) {
+    throw_user_error("requantize {}: clip range [{}, {}] must satisfy -128 <= clip_lo <= clip_hi <= 127", name,
+                     p.clip_lo, p.clip_hi);
+  }
+  Tensor x = acc;
+  if (!Builder::all_equal(p.acc_offset, 0)) x = b.field_step(x, "acc_offset", "add", "acc_offset", p.acc_offset);
+  if (!Builder::all_equal(p.acc_min, INT32_MIN)) x = b.field_step(x, "acc_min", "max", "acc_min", p.acc_min);
+  if (!Builder::all_equal(p.acc_max, INT32_MAX)) x = b.field_step(x, "acc_max", "min", "acc_max", p.acc_max);
+  Tensor y;  // the limb sum so far (undefined: 0)
+  for (size_t j = 0; j < p.low.size(); ++j) {
+    const RequantLimbParams& l = p.low[j];
+    const std::string lj = fmt::format("low{}", j);
+    Tensor t = b.field_step(x, lj + ".mul", "mul", lj + ".multiplier", l.multiplier);
+    if (y.defined()) t = b.tensor_step(t, lj + ".add", "add", y);
+    if (!Builder::all_equal(l.round, 0)) t = b.field_step(t, lj + ".round", "add", lj + ".round", l.round);
+    if (!Builder::all_equal(l.shift, 0)) t = b.field_step(t, lj + ".shr", "shr", lj + ".shift", l.shift);
+    y = t;
+  }
+  if (!Builder::all_equal(p.multiplier, 1)) x = b.field_step(x, "mul", "mul", "multiplier", p.multiplier);
+  if (y.defined()) x = b.tensor_step(x, "add_low", "add", y);
+  if (!Builder::all_equal(p.round, 0)) x = b.field_step(x, "round", "add", "round", p.round);
+  if (!Builder::all_equal(p.shift, 0)) x = b.field_step(x, "shr", "shr", "shift", p.shift);
+  if (!Builder::all_equal(p.out_add, 0)) x = b.field_step(x, "out_add", "add", "out_add", p.out_add);
+  x = b.field_step(x, "clip_lo", "max", "clip_lo", {p.clip_lo});
+  x = b.field_step(x, "clip_hi", "min", "clip_hi", {p.clip_hi});
+  b.ops.out = topi::cast(x, DataType::int8(), name);
+  return std::move(b.ops);
+}
+
+}  // namespace
+
+RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed, const std::string& name) {
+  return build_chain(acc, p, packed, name, RequantOps{});
+}
+
+RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t a_multiplier, int32_t b_zero_point,
+                int32_t b_multiplier, const RequantParams& rq, const std::string& name) {
+  if (a.dtype() != DataType::int8() || b.dtype() != DataType::int8() || const_shape(a) != const_shape(b)) {
+    throw_user_error("qadd {}: operands {} ({}) and {} ({}) must be int8 tensors of one shape", name, a.name(),
+                     a.dtype().str(), b.name(), b.dtype().str());
+  }
+  for (int32_t zp : {a_zero_point, b_zero_point}) {
+    if (zp < -128 || zp > 127) throw_user_error("qadd {}: zero point {} is outside [-128, 127]", name, zp);
+  }
+  auto per_tensor = [&](const char* field, const std::vector<int32_t>& v) {
+    if (v.size() != 1) throw_user_error("qadd {}: requant {} has {} entries, expected 1 (per-tensor)", name, field, v.size());
+  };
+  per_tensor("acc_offset", rq.acc_offset);
+  per_tensor("acc_min", rq.acc_min);
+  per_tensor("acc_max", rq.acc_max);
+  per_tensor("multiplier", rq.multiplier);
+  per_tensor("round", rq.round);
+  per_tensor("shift", rq.shift);
+  per_tensor("out_add", rq.out_add);
+  for (const RequantLimbParams& l : rq.low) {
+    per_tensor("low_multiplier", l.multiplier);
+    per_tensor("low_round", l.round);
+    per_tensor("low_shift", l.shift);
+  }
+  RequantOps ops;
+  Builder bl{a, false, 1, name, RequantOps{}};
+  auto operand = [&](const Tensor& t, int32_t zp, int32_t m, const std::string& stage) {
+    Tensor v = topi::cast(t, DataType::int32(), name + "." + stage);
+    bl.ops.loads.push_back(v);
+    if (zp != 0) v = bl.field_step(v, stage + "_zp", "add", stage + "_zp", {-zp});
+    if (m != 1) v = bl.field_step(v, stage + "_mul", "mul", stage + "_multiplier", {m});
+    return v;
+  };
+  const Tensor sa = operand(a, a_zero_point, a_multiplier, "a");
+  const Tensor sb = operand(b, b_zero_point, b_multiplier, "b");
+  bl.tensor_step(sa, "sum", "add", sb);
+  ops = std::move(bl.ops);
+  const Tensor sum = ops.steps.back().tensor;
+  // The chain's channel index is unused (every field is per-tensor): any rank is fine.
+  return build_chain(sum, rq, false, name, std::move(ops));
+}
+
+}  // namespace tessel::topi

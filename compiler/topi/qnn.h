@@ -1,0 +1,90 @@
+// The int8 requantisation epilogue and the quantised element-wise add of the residual blocks as
+// te compute stages, with exactly runtime/qnn.h's integer semantics.
+//
+// Requantisation (runtime/qnn.h Requant, in the resolved per-channel form RequantChannel that
+// runtime::requant_channel() computes): for an int32 accumulator x of channel c,
+//   x = x + acc_offset[c]                                     (ADD)
+//   x = min(max(x, acc_min[c]), acc_max[c])                   (MAX, MIN)
+//   y = 0; for each low limb j: y = (x * low_mul[j][c] + y + low_round[j][c]) >> low_shift[j][c]
+//   x = x * multiplier[c] + y                                 (MUL, ADD)
+//   x = (x + round[c]) >> shift[c]                            (ADD, SHR; arithmetic)
+//   x = x + out_add[c]                                        (ADD: out_offset + out_zero_point)
+//   out = int8(min(max(x, clip_lo), clip_hi))                 (MAX, MIN, then the int8 store)
+// Every step is int32 and wraps at 32 bits, like the accelerator's ALU and RequantChannel::apply.
+// One compute stage per ALU step (named "<name>.<step>"), so that accelerator schedules can give
+// each its own pragma_alu nest; a step that cannot change any value (ADD 0, MAX INT32_MIN, MIN
+// INT32_MAX, MUL 1, SHR 0) is left out, which changes no result. A field with one entry is an
+// immediate in the body; a field with one entry per channel is an int32 [C] placeholder
+// ("<name>.<field>") whose contents the caller binds (RequantOps::constants).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/te/operation.h"
+
+namespace tessel::topi {
+
+using te::Tensor;
+
+/// One low limb of the multiplier, per channel (1 or C entries each).
+struct RequantLimbParams {
+  std::vector<int32_t> multiplier, round, shift;
+};
+
+/// The resolved chain of runtime/qnn.h (RequantChannel's fields), per channel: each vector has
+/// 1 entry (all channels) or C. Shifts lie in [0, 31]; clip_lo <= clip_hi within [-128, 127].
+struct RequantParams {
+  std::vector<int32_t> acc_offset{0}, acc_min{INT32_MIN}, acc_max{INT32_MAX};
+  std::vector<int32_t> multiplier{1}, round{0}, shift{0}, out_add{0};
+  std::vector<RequantLimbParams> low;  ///< least significant first (at most 7)
+  int32_t clip_lo = -128, clip_hi = 127;
+};
+
+/// A per-channel constant of the epilogue: its placeholder and its contents.
+struct ChannelConstant {
+  Tensor tensor;
+  std::vector<int32_t> values;
+};
+
+/// One ALU step of the chain as built: the stage, its ALU operation name ("add", "max", "min",
+/// "mul", "shr") and its operand: an immediate, a per-channel constant, or another stage's
+/// tensor (the limb sum).
+struct RequantStep {
+  Tensor tensor;
+  std::string op;
+  bool is_imm = true;
+  int32_t imm = 0;
+  Tensor operand;  ///< a ChannelConstant's tensor or a step's tensor when !is_imm
+};
+
+/// The epilogue as built: `out` is the int8 result; `steps` are the int32 stages in order
+/// (the chain's main line and its limb stages), `constants` the per-channel tensors to bind.
+struct RequantOps {
+  Tensor out;
+  std::vector<RequantStep> steps;
+  std::vector<ChannelConstant> constants;
+  std::vector<Tensor> loads;  ///< qadd: the operands converted to int32 (int32(a), int32(b))
+};
+
+/// The chain of the file comment on int32 `acc` (channel index as topi::bias_add: dimension 1,
+/// or block * lanes + lane for NCHWnc and, with `packed`, packed dense). UserError naming the
+/// field when a field has neither 1 nor C entries, a shift is outside [0, 31], there are more
+/// than 7 limbs, or the clip range is not within [-128, 127]; when acc is not int32.
+RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed = false,
+                      const std::string& name = "requant");
+
+/// The quantised add of two int8 tensors of one shape (the residual blocks' qadd):
+///   acc = (int32(a) - a_zero_point) * a_multiplier + (int32(b) - b_zero_point) * b_multiplier
+///   out = requantize(acc) with `rq` (one entry per field: per-tensor scales)
+/// every step int32 wrapping. With equal scales (multipliers 1, rq the identity plus out_add =
+/// the output zero point) it is runtime/cpu's qadd exactly; `relu` of qadd is clip_lo = the
+/// output zero point. Stages: the loads "<name>.a" = int32(a) and "<name>.b" (RequantOps::
+/// loads), the steps "<name>.a_zp" (ADD -a_zero_point, left out for 0), "<name>.a_mul" (MUL,
+/// left out for 1), the same for b, "<name>.sum" (ADD of the two), then the chain. UserError for operands of other types or shapes, zero points outside
+/// [-128, 127], or rq fields with more than one entry.
+RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t a_multiplier, int32_t b_zero_point,
+                int32_t b_multiplier, const RequantParams& rq, const std::string& name = "qadd");
+
+}  // namespace tessel::topi
