@@ -55,15 +55,19 @@ void print_pass_list(std::ostream& out) {
     out << fmt::format("  {:<7} {:<24} {}\n", p.level, p.name, p.summary);
 }
 
+/// One line per pass: name and milliseconds.
+void print_timings(const std::vector<compiler::PassTiming>& timings, std::ostream& out) {
+  for (const compiler::PassTiming& p : timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+}
+
 /// --time-passes: the model-level stages (wall time), then the per-layer passes summed over the
 /// offloaded layers (thread time).
 void print_pass_times(const compiler::CompileResult& cr, std::ostream& out) {
   out << "pass times (wall, ms):\n";
-  for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  print_timings(cr.pass_timings, out);
   if (cr.kernel_pass_timings.empty()) return;
   out << "per-layer passes (summed over the offloaded layers, thread time, ms):\n";
-  for (const compiler::PassTiming& p : cr.kernel_pass_timings)
-    out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  print_timings(cr.kernel_pass_timings, out);
 }
 
 // Classifier output: [N,K] or [N,K,1,1] with K >= 2.
@@ -607,7 +611,6 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
     print_pass_list(out);
     return 0;
   }
-  if (o.output_path.empty()) throw_user_error("tessel compile needs the output executable: -o/--output FILE");
   if (is_executable_file(o.model)) {
     throw_user_error("{} is already a compiled executable (.tsx), not an onnx model: run it with tessel run {} -i "
                      "INPUT, or compile the onnx model it came from",
@@ -661,7 +664,7 @@ int compile_command(const CompileCmdOptions& o, std::ostream& out) {
   if (o.time_passes) {
     print_pass_times(cr, out);
   } else {
-    for (const compiler::PassTiming& p : cr.pass_timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+    print_timings(cr.pass_timings, out);
   }
   out << fmt::format("wrote {} ({} bytes)\n", support::escape_bytes(o.output_path), bytes.size());
   return 0;

@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "compile a model, run it on a simulator, report accuracy and per-layer performance");
   run->add_option("model", ro.model, "ONNX model, or an executable (.tsx) from tessel compile")->required();
   run->add_option("--reference", ro.reference_model, "for an executable: the ONNX model to compare with in float");
-  run->add_option("--input,-i", ro.inputs, "input tensor file(s) (.npy, or raw float32 .bin), one per graph input")->required();
+  run->add_option("--input,-i", ro.inputs, "input tensor file(s) (.npy, or raw float32 .bin), one per graph input (required unless --dump-ir list)");
   run->add_option("--shape", shape_text, "shape of a raw .bin input, e.g. 1,3,224,224");
   run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
   run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->check(batch_validator())->capture_default_str();
@@ -280,6 +280,12 @@ int main(int argc, char** argv) {
   if (const std::string empty = empty_option_value(app); !empty.empty()) {
     return fail(fmt::format("{} was given an empty value{}", empty, help_hint(app)), 2);
   }
+  // Options that are required unless --dump-ir list (which only lists the passes): the same
+  // usage error as CLI11's own for a missing required option.
+  if (*compile && co.dump_ir != "list" && co.output_path.empty()) {
+    return fail("--output is required" + help_hint(app), 2);
+  }
+  if (*run && ro.dump_ir != "list" && ro.inputs.empty()) return fail("--input is required" + help_hint(app), 2);
 
   // Runs the chosen command; its results on standard output must have reached it (a full disk or
   // a closed pipe is an error, exit code 1).

@@ -41,9 +41,7 @@ std::vector<PassInfo> pass_list() {
 
 std::vector<std::string> pass_names() {
   std::vector<std::string> names;
-  for (const auto& p : passes::graph_pipeline()) names.push_back(p.name);
-  names.push_back("lower");
-  for (const auto& n : driver::accel_pass_names()) names.push_back(n);
+  for (const PassInfo& p : pass_list()) names.push_back(p.name);
   return names;
 }
 

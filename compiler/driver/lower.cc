@@ -205,8 +205,8 @@ std::vector<PassInfo> accel_pass_list() {
 }
 
 std::vector<std::string> accel_pass_names() {
-  std::vector<std::string> names = {"schedule"};
-  for (const accel::Pass& p : accel::pass_pipeline()) names.push_back(p.name);
+  std::vector<std::string> names;
+  for (const PassInfo& p : accel_pass_list()) names.push_back(p.name);
   return names;
 }
 

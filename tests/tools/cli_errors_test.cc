@@ -423,7 +423,10 @@ TEST(CliErrors, CompileNamesAnExecutableAndAMissingOutput) {
   expect_error(run_cli({"compile", tsx, "-o", temp_file("again2.tsx")}), 1,
                "'" + tsx + "' is already a compiled executable (.tsx), not an onnx model: run it with tessel run '" +
                    tsx + "' -i INPUT");
-  expect_error(run_cli({"compile", kMnistInt8}), 1, "tessel compile needs the output executable: -o/--output FILE");
+  expect_error(run_cli({"compile", kMnistInt8}), 2, "--output is required (see tessel compile --help)");
+  expect_error(run_cli({"run", kMnistInt8}), 2, "--input is required (see tessel run --help)");
+  // --dump-ir list needs neither: it only lists the passes
+  EXPECT_EQ(run_cli({"run", kMnistInt8, "--dump-ir", "list"}).exit_code, 0);
 }
 
 // --dump-ir list prints every pass in pipeline order (graph, driver, kernel, accel) and compiles
