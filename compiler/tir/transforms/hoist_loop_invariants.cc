@@ -7,6 +7,7 @@
 
 #include "compiler/tir/functor.h"
 #include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
 
@@ -16,24 +17,6 @@ namespace {
 
 using arith::Analyzer;
 using arith::ConstIntBound;
-
-bool is_access_ptr(const Expr& e) {
-  const auto* c = e.as<CallNode>();
-  return c && c->op == intrin::kAccessPtr && c->args.size() == 4;
-}
-
-// A call that is not pure and has no access_ptr argument: its effects are unknown.
-bool has_opaque_call(const Stmt& s) {
-  bool found = false;
-  post_order_visit(s, [&](const Expr& e) {
-    const auto* c = e.as<CallNode>();
-    if (!c || intrin::is_pure(c->op)) return;
-    bool regions = false;
-    for (const Expr& a : c->args) regions |= is_access_ptr(a);
-    found |= !regions;
-  });
-  return found;
-}
 
 // The scope of every buffer a statement names (by data variable).
 class ScopeCollector : public IRVisitor {

@@ -10,6 +10,7 @@
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
 #include "compiler/tir/transforms/renew_defs.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/transforms/simplify.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
@@ -22,24 +23,6 @@ using arith::Analyzer;
 using arith::ConstIntBound;
 
 constexpr std::string_view kVirtualThreadAttr = "virtual_thread";
-
-bool is_access_ptr(const Expr& e) {
-  const auto* c = e.as<CallNode>();
-  return c && c->op == intrin::kAccessPtr && c->args.size() == 4;
-}
-
-// A call that is not pure and has no access_ptr argument: its effect is unknown.
-bool has_opaque_call(const Stmt& s) {
-  bool found = false;
-  post_order_visit(s, [&](const Expr& e) {
-    const auto* c = e.as<CallNode>();
-    if (!c || intrin::is_pure(c->op)) return;
-    bool regions = false;
-    for (const Expr& a : c->args) regions |= is_access_ptr(a);
-    found |= !regions;
-  });
-  return found;
-}
 
 // The set T of variables and buffer data variables that depend on the thread (the header's
 // step 1).
