@@ -34,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,18 @@
 #include "tir_eval.h"
 
 namespace tessel::tir::testing {
+
+/// One lane of a BufferStore as record_stores() keeps it: the buffer's name, the access's
+/// indices as written (before flattening) and the stored (wrapped) value.
+struct StoreRecord {
+  std::string buffer;
+  std::vector<int64_t> indices;
+  int64_t value;
+  friend bool operator==(const StoreRecord&, const StoreRecord&) = default;
+  friend bool operator<(const StoreRecord& a, const StoreRecord& b) {
+    return std::tie(a.buffer, a.indices, a.value) < std::tie(b.buffer, b.indices, b.value);
+  }
+};
 
 class Interpreter {
  public:
@@ -62,6 +75,8 @@ class Interpreter {
   void bind(const Var& v, int64_t x) { env_[v.get()] = x; }
   /// Registers the handler of calls named `op`.
   void on_call(std::string_view op, CallHandler h) { handlers_[std::string(op)] = std::move(h); }
+  /// From now on appends every BufferStore lane to `*out` in execution order (nullptr stops).
+  void record_stores(std::vector<StoreRecord>* out) { records_ = out; }
   /// Turns strict mode (see the top of this file) on or off.
   void set_strict(bool on) { strict_ = on; }
 
@@ -288,6 +303,7 @@ class Interpreter {
         ensure_memory(b->buffer);
         for (size_t i = 0; i < pos.size(); ++i) store(b->buffer->data.get(), pos[i], wrap(b->buffer->dtype, v[i]));
         ++stores_;
+        if (records_) record(b, v);
         return;
       }
       case StmtKind::kEvaluate: {
@@ -439,6 +455,17 @@ class Interpreter {
     return pos;
   }
 
+  // Appends the lanes of a store to records_.
+  void record(const BufferStoreNode* b, const Value& v) {
+    std::vector<Value> idx;
+    for (const Expr& i : b->indices) idx.push_back(eval(i));
+    for (size_t l = 0; l < v.size(); ++l) {
+      StoreRecord r{b->buffer->name, {}, wrap(b->buffer->dtype, v[l])};
+      for (const Value& i : idx) r.indices.push_back(i.size() == 1 ? i[0] : i.at(l));
+      records_->push_back(std::move(r));
+    }
+  }
+
   // Gives a buffer first touched without memory zero-filled memory (an error in strict mode).
   void ensure_memory(const Buffer& b) {
     if (mem_.count(b->data.get())) return;
@@ -459,6 +486,7 @@ class Interpreter {
   std::map<const VarNode*, std::vector<int64_t>> mem_;
   std::map<const VarNode*, std::vector<bool>> written_;  // Allocate memory in strict mode
   std::map<std::string, CallHandler> handlers_;
+  std::vector<StoreRecord>* records_ = nullptr;
   bool strict_ = false;
   int64_t stores_ = 0;
 };
