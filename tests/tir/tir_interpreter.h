@@ -509,4 +509,16 @@ inline void copy_call(Interpreter& in, const CallNode* c) {
   }
 }
 
+/// Runs `s` on `in` (test.copy handled by copy_call) with buffer k of `bufs` filled by
+/// fill_pattern(bufs[k], first_seed + k); returns the buffers' contents after the run, in order.
+inline std::vector<std::vector<int64_t>> run_on_patterns(const Stmt& s, const std::vector<Buffer>& bufs,
+                                                         int64_t first_seed = 1, Interpreter in = Interpreter()) {
+  in.on_call("test.copy", copy_call);
+  for (size_t k = 0; k < bufs.size(); ++k) in.fill_pattern(bufs[k], first_seed + static_cast<int64_t>(k));
+  in.run(s);
+  std::vector<std::vector<int64_t>> out;
+  for (const Buffer& b : bufs) out.push_back(in.memory(b->data));
+  return out;
+}
+
 }  // namespace tessel::tir::testing
