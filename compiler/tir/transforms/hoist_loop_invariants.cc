@@ -1,7 +1,6 @@
 #include "compiler/tir/transforms/hoist_loop_invariants.h"
 
 #include <map>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,7 +15,6 @@ namespace tessel::tir::transforms {
 namespace {
 
 using arith::Analyzer;
-using arith::ConstIntBound;
 
 // The scope of every buffer a statement names (by data variable).
 class ScopeCollector : public IRVisitor {
@@ -41,11 +39,7 @@ class Hoister : public IRMutator {
   using IRMutator::mutate;
 
   Stmt mutate(const ForNode* op, const Stmt& self) override {
-    std::optional<ConstIntBound> saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt body = mutate_stmt(op->body);
-    if (saved) an_.bind(op->loop_var, *saved);
-    else an_.unbind(op->loop_var);
+    Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(op->body); });
     auto rebuild = [&]() {
       return body.same_as(op->body) ? self : for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
     };

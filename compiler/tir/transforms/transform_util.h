@@ -1,6 +1,10 @@
 // Queries shared by the loop-IR transforms (not a pass of its own).
 #pragma once
 
+#include <optional>
+#include <utility>
+
+#include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/stmt.h"
 
 namespace tessel::tir::transforms {
@@ -12,5 +16,22 @@ bool is_access_ptr(const Expr& e);
 /// without an access_ptr argument naming the regions it touches. Passes that move or split code
 /// treat such a statement as touching everything.
 bool has_opaque_call(const Stmt& s);
+
+/// Runs `f` with `v` bound in `an` to `fact` (a Range or an arith::ConstIntBound) and returns what
+/// `f` returns; afterwards (also when `f` throws) `v` has the fact it had before, or none.
+template <typename Fact, typename F>
+auto with_fact(arith::Analyzer& an, const Var& v, const Fact& fact, F&& f) {
+  struct Restore {
+    arith::Analyzer& an;
+    const Var& v;
+    std::optional<arith::ConstIntBound> saved;
+    ~Restore() {
+      if (saved) an.bind(v, *saved);
+      else an.unbind(v);
+    }
+  } restore{an, v, an.fact(v)};
+  an.bind(v, fact);
+  return std::forward<F>(f)();
+}
 
 }  // namespace tessel::tir::transforms
