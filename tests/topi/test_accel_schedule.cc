@@ -1,7 +1,7 @@
 // compiler/topi/accel: the GEMM intrinsic and the schedule templates for packed conv2d, packed
 // dense and the residual qadd on the default configuration (lowered TIR goldens), the sizes of
 // their knob spaces, and the UserErrors for knob values that do not fit the scratchpads; every
-// point of the small layers' spaces run on the te interpreter (accel.gemm_uop executed on the
+// point of the small layers' spaces run on the tir reference interpreter (accel.gemm_uop executed on the
 // scratchpad buffers it points at) against runtime/qnn.h bit for bit.
 #include <gtest/gtest.h>
 
