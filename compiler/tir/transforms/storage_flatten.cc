@@ -6,7 +6,6 @@
 
 #include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/functor.h"
-#include "compiler/tir/intrinsics.h"
 #include "compiler/tir/transforms/transform_util.h"
 #include "support/error.h"
 
@@ -80,7 +79,7 @@ class Flattener : public IRMutator {
   }
 
   Expr mutate(const CallNode* op, const Expr& self) override {
-    if (op->op != intrin::kAccessPtr || op->args.size() != 4) return IRMutator::mutate(op, self);
+    if (!is_access_ptr(self)) return IRMutator::mutate(op, self);
     std::vector<Expr> args = op->args;
     args[1] = analyzer_.simplify(mutate_expr(op->args[1]));
     args[2] = analyzer_.simplify(mutate_expr(op->args[2]));
