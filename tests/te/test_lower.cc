@@ -1,6 +1,6 @@
 // compiler/te bound inference and lowering: goldens of the default matmul and of the loop
 // annotations, and every scheduling primitive run on the reference interpreter
-// (te_interpreter.h) against a plain C++ loop, including split factors that do not divide.
+// (tests/tir/tir_interpreter.h, strict mode) against a plain C++ loop, including split factors that do not divide.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -9,7 +9,7 @@
 #include "compiler/te/lower.h"
 #include "compiler/tir/printer.h"
 #include "compiler/tir/verifier.h"
-#include "tests/te/te_interpreter.h"
+#include "tests/tir/tir_interpreter.h"
 #include "tests/te/te_test_util.h"
 #include "tests/tir/tir_test_util.h"
 
@@ -30,8 +30,9 @@ Data pattern(size_t n, int64_t seed) {
 Data run(const tir::PrimFunc& f, std::map<std::string, Data> inputs, const std::string& out, size_t n) {
   EXPECT_TRUE(tir::verify(f).empty());
   inputs[out] = Data(n, 0);
-  testing::Interpreter in;
-  return in.run(f, inputs).at(out);
+  tir::testing::Interpreter in;
+  in.set_strict(true);
+  return in.run_buffers(f, inputs).at(out);
 }
 
 struct Matmul {
@@ -233,8 +234,9 @@ TEST(TeLower, MaxReductionWithInit) {
   s[m].split(r, 4);
   Data av = pattern(54, 5);
   tir::PrimFunc f = lower(s, {a, m, s2}, "maxsum");
-  testing::Interpreter in;
-  auto out = in.run(f, {{"A", av}, {"M", Data(6, 0)}, {"S", Data(6, 0)}});
+  tir::testing::Interpreter in;
+  in.set_strict(true);
+  auto out = in.run_buffers(f, {{"A", av}, {"M", Data(6, 0)}, {"S", Data(6, 0)}});
   for (size_t i = 0; i < 6; ++i) {
     int64_t mx = av[i * 9], sm = 100;
     for (size_t x = 0; x < 9; ++x) mx = std::max(mx, av[i * 9 + x]), sm += av[i * 9 + x];

@@ -9,7 +9,7 @@
 
 #include "compiler/te/lower.h"
 #include "compiler/tir/printer.h"
-#include "tests/te/te_interpreter.h"
+#include "tests/tir/tir_interpreter.h"
 
 namespace tessel::te {
 namespace {
@@ -82,10 +82,11 @@ TEST(TeLowerRandom, Matmuls) {
     std::string text = tir::to_text(f);
     guarded += text.find("tir.likely") != std::string::npos;
     allocated += text.find("allocate") != std::string::npos;
-    testing::Interpreter in;
+    tir::testing::Interpreter in;
+    in.set_strict(true);
     Data got;
     try {
-      got = in.run(f, {{"A", av}, {"B", bv}, {"C", Data(want.size(), 0)}}).at("C");
+      got = in.run_buffers(f, {{"A", av}, {"B", bv}, {"C", Data(want.size(), 0)}}).at("C");
     } catch (const std::exception& e) {
       FAIL() << "trial " << trial << ": " << e.what() << "\n" << tir::to_text(f);
     }
@@ -130,10 +131,11 @@ TEST(TeLowerRandom, StencilChains) {
     std::string text = tir::to_text(f);
     guarded += text.find("tir.likely") != std::string::npos;
     allocated += text.find("allocate") != std::string::npos;
-    testing::Interpreter in;
+    tir::testing::Interpreter in;
+    in.set_strict(true);
     Data got;
     try {
-      got = in.run(f, {{"A", av}, {"C", Data(want.size(), 0)}}).at("C");
+      got = in.run_buffers(f, {{"A", av}, {"C", Data(want.size(), 0)}}).at("C");
     } catch (const std::exception& e) {
       FAIL() << "trial " << trial << ": " << e.what() << "\n" << tir::to_text(f);
     }

@@ -7,7 +7,7 @@
 #include "compiler/te/tensor_intrin.h"
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
-#include "tests/te/te_interpreter.h"
+#include "tests/tir/tir_interpreter.h"
 #include "tests/te/te_test_util.h"
 #include "tests/tir/tir_test_util.h"
 
@@ -99,8 +99,9 @@ TEST(TeTensorize, SoftwareIntrinsicComputesTheMatmul) {
     for (size_t i = 0; i < 64; ++i)
       for (size_t j = 0; j < 48; ++j)
         for (size_t k = 0; k < 32; ++k) want[i * 48 + j] += av[i * 32 + k] * bv[k * 48 + j];
-    testing::Interpreter in;
-    auto out = in.run(f, {{"A", av}, {"B", bv}, {"C", Data(64 * 48, 0)}});
+    tir::testing::Interpreter in;
+    in.set_strict(true);
+    auto out = in.run_buffers(f, {{"A", av}, {"B", bv}, {"C", Data(64 * 48, 0)}});
     EXPECT_EQ(out.at("C"), want) << "cache " << cache;
   }
   // the whole reduction inside the intrinsic: one body call per 16x16 tile
@@ -117,8 +118,9 @@ TEST(TeTensorize, SoftwareIntrinsicComputesTheMatmul) {
   for (size_t i = 0; i < 32; ++i)
     for (size_t j = 0; j < 32; ++j)
       for (size_t k = 0; k < 16; ++k) want[i * 32 + j] += av[i * 16 + k] * bv[k * 32 + j];
-  testing::Interpreter in;
-  EXPECT_EQ(in.run(f, {{"A", av}, {"B", bv}, {"C", Data(32 * 32, 0)}}).at("C"), want);
+  tir::testing::Interpreter in;
+  in.set_strict(true);
+  EXPECT_EQ(in.run_buffers(f, {{"A", av}, {"B", bv}, {"C", Data(32 * 32, 0)}}).at("C"), want);
 }
 
 TEST(TeTensorize, PackedLayoutOnA1x16x16Gemm) {
@@ -157,8 +159,9 @@ TEST(TeTensorize, PackedLayoutOnA1x16x16Gemm) {
         for (size_t k = 0; k < 3; ++k)
           for (size_t bk = 0; bk < 16; ++bk)
             want[(n * 2 + m) * 16 + bm] += av[(n * 3 + k) * 16 + bk] * bv[((m * 3 + k) * 16 + bm) * 16 + bk];
-  testing::Interpreter in;
-  EXPECT_EQ(in.run(f, {{"A", av}, {"B", bv}, {"C", Data(64, 0)}}).at("C"), want) << tir::to_text(f);
+  tir::testing::Interpreter in;
+  in.set_strict(true);
+  EXPECT_EQ(in.run_buffers(f, {{"A", av}, {"B", bv}, {"C", Data(64, 0)}}).at("C"), want) << tir::to_text(f);
 }
 
 TEST(TeTensorize, MismatchesAreUserErrors) {

@@ -14,17 +14,7 @@ namespace {
 using testing::expect_golden;
 using testing::expect_same_func;
 using testing::expect_same_stmt;
-using testing::Interpreter;
-
-std::vector<std::vector<int64_t>> execute(const Stmt& s, const std::vector<Buffer>& bufs) {
-  Interpreter in;
-  in.on_call("test.copy", testing::copy_call);
-  for (size_t k = 0; k < bufs.size(); ++k) in.fill_pattern(bufs[k], static_cast<int64_t>(k) + 1);
-  in.run(s);
-  std::vector<std::vector<int64_t>> out;
-  for (const Buffer& b : bufs) out.push_back(in.memory(b->data));
-  return out;
-}
+using testing::run_on_patterns;
 
 Stmt copy(const Buffer& dst, Expr doff, const Buffer& src, Expr soff, Expr n) {
   return evaluate(call(DataType::int32(), "test.copy",
@@ -48,7 +38,7 @@ TEST(TransformHoistLoopInvariants, WeightLoadsLeaveTheRowLoop) {
                                                    for_loop(row2, 0, 4, ForKind::kSerial,
                                                             seq({copy(inp, 0, x, row2 * 8, 8), compute(row2, c2)}))})));
   expect_same_stmt(after, expected);
-  EXPECT_EQ(execute(before, {x, w, y}), execute(after, {x, w, y}));
+  EXPECT_EQ(run_on_patterns(before, {x, w, y}), run_on_patterns(after, {x, w, y}));
 }
 
 TEST(TransformHoistLoopInvariants, StoresMoveWhenTheirReadersFollowThem) {
@@ -61,7 +51,7 @@ TEST(TransformHoistLoopInvariants, StoresMoveWhenTheirReadersFollowThem) {
   Stmt expected = seq({buffer_store(t, buffer_load(a, {0}) * 2, {0}),
                        for_loop(i2, 0, 8, ForKind::kSerial, buffer_store(b, buffer_load(t, {0}) + i2, {i2}))});
   expect_same_stmt(hoist_loop_invariants(before), expected);
-  EXPECT_EQ(execute(before, {a, t, b}), execute(hoist_loop_invariants(before), {a, t, b}));
+  EXPECT_EQ(run_on_patterns(before, {a, t, b}), run_on_patterns(hoist_loop_invariants(before), {a, t, b}));
   // With the reader first, iteration 0 reads the old T[0]: nothing moves.
   Stmt reversed = for_loop(i, 0, 8, ForKind::kSerial,
                            seq({buffer_store(b, buffer_load(t, {0}) + i, {i}), buffer_store(t, buffer_load(a, {0}) * 2, {0})}));
@@ -143,7 +133,7 @@ TEST(TransformHoistLoopInvariants, ThroughSeveralLoopsAndChains) {
                        for_loop(j2, 0, 4, ForKind::kSerial,
                                 for_loop(i2, 0, j2 + 1, ForKind::kSerial, buffer_store(b, buffer_load(u, {0}) + i2, {j2, i2})))});
   expect_same_stmt(after, expected);
-  EXPECT_EQ(execute(before, {a, t, u, b}), execute(after, {a, t, u, b}));
+  EXPECT_EQ(run_on_patterns(before, {a, t, u, b}), run_on_patterns(after, {a, t, u, b}));
   // A loop whose whole body moves disappears.
   Stmt all = for_loop(i, 0, 3, ForKind::kSerial, buffer_store(t, buffer_load(a, {1}), {1}));
   expect_same_stmt(hoist_loop_invariants(all), buffer_store(t, buffer_load(a, {1}), {1}));
@@ -165,17 +155,7 @@ TEST(TransformHoistLoopInvariants, PrimFuncGolden) {
   EXPECT_TRUE(verify(after).empty()) << to_text(after);
   expect_golden("transform_hoist_loop_invariants.tir", to_text(after));
   EXPECT_EQ(hoist_loop_invariants(after).get(), after.get());
-  std::vector<std::vector<int64_t>> results;
-  for (const PrimFunc& f : {before, after}) {
-    Interpreter in;
-    in.on_call("test.copy", testing::copy_call);
-    in.fill_pattern(x, 1);
-    in.fill_pattern(w, 2);
-    in.alloc(y);
-    in.run(f);
-    results.push_back(in.memory(yp));
-  }
-  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(run_on_patterns(before->body, {x, w, y}, 1)[2], run_on_patterns(after->body, {x, w, y}, 1)[2]);
 }
 
 }  // namespace

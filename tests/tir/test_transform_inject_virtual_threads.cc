@@ -19,13 +19,9 @@ using testing::Interpreter;
 // Runs `s` with the buffers filled with patterns; returns their contents.
 std::vector<std::vector<int64_t>> execute(const Stmt& s, const std::vector<Buffer>& bufs) {
   Interpreter in;
-  in.on_call("test.copy", testing::copy_call);
   int64_t syncs = 0;
   in.on_call("test.sync", [&](Interpreter&, const CallNode*) { ++syncs; });
-  for (size_t k = 0; k < bufs.size(); ++k) in.fill_pattern(bufs[k], static_cast<int64_t>(k) + 3);
-  in.run(s);
-  std::vector<std::vector<int64_t>> out;
-  for (const Buffer& b : bufs) out.push_back(in.memory(b->data));
+  std::vector<std::vector<int64_t>> out = testing::run_on_patterns(s, bufs, 3, in);
   out.push_back({syncs});
   return out;
 }

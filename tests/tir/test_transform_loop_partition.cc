@@ -1,10 +1,10 @@
 // transforms/loop_partition: before/after pairs, and runs of the loop nest before and after the
-// pass on the reference interpreter (tir_eval.h): the same stores happen in the same order.
+// pass on the reference interpreter (tir_interpreter.h): the same stores happen in the same order.
 #include <gtest/gtest.h>
 
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/transforms/loop_partition.h"
-#include "tir_eval.h"
+#include "tir_interpreter.h"
 #include "tir_test_util.h"
 
 namespace tessel::tir::transforms {
@@ -27,9 +27,10 @@ void expect_well_formed(const Stmt& s, const Buffer& a) {
 }
 
 std::vector<StoreRecord> execute(const Stmt& s) {
-  testing::Env env;
+  testing::Interpreter in;
   std::vector<StoreRecord> out;
-  testing::run_stmt(s, env, out);
+  in.record_stores(&out);
+  in.run(s);
   return out;
 }
 

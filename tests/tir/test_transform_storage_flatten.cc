@@ -13,6 +13,7 @@ namespace {
 using testing::expect_golden;
 using testing::expect_same_func;
 using testing::Interpreter;
+using testing::run_on_patterns;
 
 TEST(TransformStorageFlatten, RowMajorParameters) {
   Var a("A", DataType::handle()), b("B", DataType::handle());
@@ -149,15 +150,8 @@ TEST(TransformStorageFlatten, ScalarsAndAccessesThatAreAlreadyFlat) {
                                  for_loop(i2, 0, 8, ForKind::kSerial, buffer_store(af, buffer_load(sf, {0}) + i2, {i2}))}));
   PrimFunc after = storage_flatten(before);
   expect_same_func(after, PrimFunc("f", {a2}, {{a2, af}}, ebody));
-  std::vector<std::vector<int64_t>> results;
-  for (const PrimFunc& f : {before, after}) {
-    Interpreter in;
-    in.alloc(ab);
-    in.run(f);
-    results.push_back(in.memory(a));
-  }
-  EXPECT_EQ(results[0], results[1]);
-  EXPECT_EQ(results[1], (std::vector<int64_t>{7, 8, 9, 10, 11, 12, 13, 14}));
+  EXPECT_EQ(run_on_patterns(before->body, {ab}), run_on_patterns(after->body, {ab}));
+  EXPECT_EQ(run_on_patterns(after->body, {ab})[0], (std::vector<int64_t>{7, 8, 9, 10, 11, 12, 13, 14}));
 }
 
 TEST(TransformStorageFlatten, FlatFunctionsAreTheSameHandle) {
@@ -188,14 +182,8 @@ TEST(TransformStorageFlatten, SameResultsOnTheInterpreter) {
   EXPECT_TRUE(verify(after).empty()) << to_text(after);
   EXPECT_EQ(after->buffer_map[0].second->shape.size(), 1u);
   EXPECT_TRUE(is_const_int(after->buffer_map[0].second->shape[0], 5 + 1 + 2 * 40 + 3 * 8 + 4));
-  std::vector<std::vector<int64_t>> results;
-  for (const PrimFunc& f : {before, after}) {
-    Interpreter in;
-    in.fill_pattern(ab, 2);
-    in.alloc(bb);
-    in.run(f);
-    results.push_back(in.memory(b));
-  }
+  std::vector<std::vector<int64_t>> results = {run_on_patterns(before->body, {ab, bb}, 2)[1],
+                                                 run_on_patterns(after->body, {ab, bb}, 2)[1]};
   ASSERT_EQ(results[0].size(), 60u);
   EXPECT_EQ(results[0], results[1]);
   // B[k, j, i] = A[i, j, k] * 2 + i, A at 5 + 40 i + 8 j + k.

@@ -16,24 +16,14 @@ namespace {
 using testing::expect_golden;
 using testing::expect_same_func;
 using testing::expect_same_stmt;
-using testing::Interpreter;
-
-// Runs `s` with every buffer in `bufs` filled with a pattern; returns their contents.
-std::vector<std::vector<int64_t>> execute(const Stmt& s, const std::vector<Buffer>& bufs) {
-  Interpreter in;
-  for (size_t k = 0; k < bufs.size(); ++k) in.fill_pattern(bufs[k], static_cast<int64_t>(k) + 1);
-  in.run(s);
-  std::vector<std::vector<int64_t>> out;
-  for (const Buffer& b : bufs) out.push_back(in.memory(b->data));
-  return out;
-}
+using testing::run_on_patterns;
 
 // The pass vectorises `s` (no serial fallback, no loop left) and the results agree.
 void expect_vectorized_same_results(const Stmt& s, const std::vector<Buffer>& bufs) {
   std::vector<std::string> serial;
   Stmt v = vectorize_loops(s, &serial);
   EXPECT_TRUE(serial.empty()) << serial[0];
-  EXPECT_EQ(execute(s, bufs), execute(v, bufs)) << to_text(v);
+  EXPECT_EQ(run_on_patterns(s, bufs), run_on_patterns(v, bufs)) << to_text(v);
 }
 
 TEST(TransformVectorizeLoops, LinearIndicesBecomeRamps) {
@@ -182,15 +172,7 @@ TEST(TransformVectorizeLoops, PrimFuncGoldenAndErrors) {
   PrimFunc after = vectorize_loops(before);
   EXPECT_TRUE(verify(after).empty()) << to_text(after);
   expect_golden("transform_vectorize_loops.tir", to_text(after));
-  std::vector<std::vector<int64_t>> results;
-  for (const PrimFunc& f : {before, after}) {
-    Interpreter in;
-    in.fill_pattern(ab, 5);
-    in.alloc(bb);
-    in.run(f);
-    results.push_back(in.memory(b));
-  }
-  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(run_on_patterns(before->body, {ab, bb}, 5)[1], run_on_patterns(after->body, {ab, bb}, 5)[1]);
   // Unchanged functions are the same handle.
   EXPECT_EQ(vectorize_loops(after).get(), after.get());
   Buffer c("C", DataType::int32(), {16});
@@ -221,15 +203,7 @@ TEST(TransformVectorizeLoops, AfterStorageFlatten) {
                     for_loop(y2, 0, 16, ForKind::kSerial,
                              buffer_store(bf, buffer_load(af, {ramp(y2, 16, 4)}), {ramp(y2 * 4, 1, 4)})));
   expect_same_func(after, expected);
-  std::vector<std::vector<int64_t>> results;
-  for (const PrimFunc& f : {before, after}) {
-    Interpreter in;
-    in.fill_pattern(ab, 9);
-    in.alloc(bb);
-    in.run(f);
-    results.push_back(in.memory(b));
-  }
-  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(run_on_patterns(before->body, {ab, bb}, 9)[1], run_on_patterns(after->body, {ab, bb}, 9)[1]);
 }
 
 }  // namespace

@@ -1,13 +1,11 @@
-// A reference interpreter for the TIR tests: integer expressions evaluated exactly in int64
-// (floordiv/floormod round toward negative infinity, div/mod truncate, casts wrap), and a loop-nest
-// runner that records every BufferStore. Independent of compiler/tir/arith on purpose: it is the
+// A reference evaluator for the TIR tests: scalar integer expressions evaluated exactly in int64
+// (floordiv/floormod round toward negative infinity, div/mod truncate, casts wrap). Statements
+// run on tir_interpreter.h. Independent of compiler/tir/arith on purpose: it is the
 // oracle the simplifier and the transforms are checked against.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
-#include <tuple>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -95,58 +93,6 @@ inline int64_t eval_expr(const Expr& e, Env& env) {
       throw std::logic_error("cannot evaluate call " + c->op);
     }
     default: throw std::logic_error("cannot evaluate expression kind " + std::to_string(static_cast<int>(e.kind())));
-  }
-}
-
-/// Runs a loop nest of For/IfThenElse/SeqStmt/LetStmt/BufferStore (scalar indices) and returns
-/// every store as (buffer name, flat indices, value) in execution order.
-struct StoreRecord {
-  std::string buffer;
-  std::vector<int64_t> indices;
-  int64_t value;
-  friend bool operator==(const StoreRecord&, const StoreRecord&) = default;
-  friend bool operator<(const StoreRecord& a, const StoreRecord& b) {
-    return std::tie(a.buffer, a.indices, a.value) < std::tie(b.buffer, b.indices, b.value);
-  }
-};
-
-inline void run_stmt(const Stmt& s, Env& env, std::vector<StoreRecord>& out) {
-  switch (s.kind()) {
-    case StmtKind::kFor: {
-      const auto* f = s.as<ForNode>();
-      int64_t mn = eval_expr(f->min, env), ext = eval_expr(f->extent, env);
-      for (int64_t i = mn; i < mn + ext; ++i) {
-        env[f->loop_var.get()] = i;
-        run_stmt(f->body, env, out);
-      }
-      env.erase(f->loop_var.get());
-      return;
-    }
-    case StmtKind::kIfThenElse: {
-      const auto* i = s.as<IfThenElseNode>();
-      if (eval_expr(i->cond, env)) run_stmt(i->then_case, env, out);
-      else if (i->else_case.defined()) run_stmt(i->else_case, env, out);
-      return;
-    }
-    case StmtKind::kSeqStmt:
-      for (const Stmt& x : s.as<SeqStmtNode>()->seq) run_stmt(x, env, out);
-      return;
-    case StmtKind::kLetStmt: {
-      const auto* l = s.as<LetStmtNode>();
-      env[l->var.get()] = eval_expr(l->value, env);
-      run_stmt(l->body, env, out);
-      env.erase(l->var.get());
-      return;
-    }
-    case StmtKind::kBufferStore: {
-      const auto* b = s.as<BufferStoreNode>();
-      StoreRecord r{b->buffer->name, {}, eval_expr(b->value, env)};
-      for (const Expr& i : b->indices) r.indices.push_back(eval_expr(i, env));
-      out.push_back(std::move(r));
-      return;
-    }
-    case StmtKind::kEvaluate: return;
-    default: throw std::logic_error("cannot run statement kind " + std::to_string(static_cast<int>(s.kind())));
   }
 }
 

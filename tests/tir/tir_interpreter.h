@@ -10,7 +10,7 @@
 // Expressions: integer and bool values of any lane count (Ramp, Broadcast, vector loads and
 // stores lane by lane), exact int64 arithmetic (floordiv/floormod round toward negative infinity,
 // div/mod truncate), casts and stores wrap to the target type, Let and LetStmt (scalar or
-// vector variables), Select, likely(), the shift
+// vector variables), Select (a scalar condition evaluates only the chosen side), likely(), the shift
 // and bitwise_and intrinsics. Floats, handles outside calls and unknown calls throw
 // std::logic_error.
 //
@@ -20,6 +20,11 @@
 // from the start of the data (the form storage_flatten produces). Every access is bounds-checked.
 // A buffer first touched without memory gets zero-filled memory of its span (its shape must be
 // constant). tir.access_ptr(data, offset, extent, mask) offsets count from the start of the data.
+//
+// Strict mode (set_strict; the te and topi tests use it on lowered functions): memory made by an
+// Allocate must be written before it is read, an access with one index per dimension must keep
+// every index inside its dimension's extent, and a buffer without memory is an error instead of
+// being zero-filled. run_buffers() runs a PrimFunc on parameter contents given by buffer name.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +33,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,6 +43,18 @@
 #include "tir_eval.h"
 
 namespace tessel::tir::testing {
+
+/// One lane of a BufferStore as record_stores() keeps it: the buffer's name, the access's
+/// indices as written (before flattening) and the stored (wrapped) value.
+struct StoreRecord {
+  std::string buffer;
+  std::vector<int64_t> indices;
+  int64_t value;
+  friend bool operator==(const StoreRecord&, const StoreRecord&) = default;
+  friend bool operator<(const StoreRecord& a, const StoreRecord& b) {
+    return std::tie(a.buffer, a.indices, a.value) < std::tie(b.buffer, b.indices, b.value);
+  }
+};
 
 class Interpreter {
  public:
@@ -55,7 +74,11 @@ class Interpreter {
   /// Gives scalar variable `v` (a size parameter, say) the value `x`.
   void bind(const Var& v, int64_t x) { env_[v.get()] = x; }
   /// Registers the handler of calls named `op`.
-  void on_call(const std::string& op, CallHandler h) { handlers_[op] = std::move(h); }
+  void on_call(std::string_view op, CallHandler h) { handlers_[std::string(op)] = std::move(h); }
+  /// From now on appends every BufferStore lane to `*out` in execution order (nullptr stops).
+  void record_stores(std::vector<StoreRecord>* out) { records_ = out; }
+  /// Turns strict mode (see the top of this file) on or off.
+  void set_strict(bool on) { strict_ = on; }
 
   /// The memory behind `data` (created empty when absent).
   std::vector<int64_t>& memory(const Var& data) { return mem_[data.get()]; }
@@ -118,7 +141,11 @@ class Interpreter {
       }
       case ExprKind::kSelect: {
         const auto* s = e.as<SelectNode>();
-        Value c = eval(s->cond), t = eval(s->true_value), f = eval(s->false_value);
+        Value c = eval(s->cond);
+        // A scalar condition evaluates only the chosen side (topi's padding reads out of bounds on
+        // the other); a vector condition evaluates both.
+        if (c.size() == 1) return eval(c[0] ? s->true_value : s->false_value);
+        Value t = eval(s->true_value), f = eval(s->false_value);
         for (size_t i = 0; i < t.size(); ++i) t[i] = c[c.size() == 1 ? 0 : i] ? t[i] : f[i];
         return t;
       }
@@ -151,9 +178,9 @@ class Interpreter {
       case ExprKind::kBufferLoad: {
         const auto* l = e.as<BufferLoadNode>();
         std::vector<int64_t> pos = positions(l->buffer, l->indices);
-        std::vector<int64_t>& m = memory_of(l->buffer);
+        ensure_memory(l->buffer);
         Value v(pos.size());
-        for (size_t i = 0; i < pos.size(); ++i) v[i] = m[checked(l->buffer, m, pos[i])];
+        for (size_t i = 0; i < pos.size(); ++i) v[i] = load(l->buffer->data.get(), pos[i]);
         return v;
       }
       case ExprKind::kCall: {
@@ -162,6 +189,9 @@ class Interpreter {
         if (c->op == intrin::kShiftRight || c->op == intrin::kShiftLeft || c->op == intrin::kBitwiseAnd) {
           Value a = eval(c->args[0]), b = eval(c->args[1]);
           for (size_t i = 0; i < a.size(); ++i) {
+            if (c->op != intrin::kBitwiseAnd && (b[i] < 0 || b[i] >= 64)) {
+              throw std::logic_error("shift by " + std::to_string(b[i]));
+            }
             if (c->op == intrin::kShiftRight) a[i] >>= b[i];
             else if (c->op == intrin::kShiftLeft) a[i] = wrap(e.dtype(), static_cast<int64_t>(static_cast<uint64_t>(a[i]) << b[i]));
             else a[i] &= b[i];
@@ -194,6 +224,25 @@ class Interpreter {
     auto it = mem_.find(data);
     if (it == mem_.end()) throw std::logic_error("no memory for " + data->name);
     return it->second;
+  }
+  /// Element `flat` of the memory behind `data` (bounds-checked; in strict mode an element of an
+  /// Allocate's memory must have been written).
+  int64_t load(const VarNode* data, int64_t flat) {
+    std::vector<int64_t>& m = memory_at(data);
+    size_t p = checked(data->name, m, flat);
+    auto w = written_.find(data);
+    if (w != written_.end() && !w->second[p]) {
+      throw std::logic_error("read of unwritten element " + std::to_string(flat) + " of " + data->name);
+    }
+    return m[p];
+  }
+  /// Stores `v` (unwrapped) into element `flat` of the memory behind `data` (bounds-checked).
+  void store(const VarNode* data, int64_t flat, int64_t v) {
+    std::vector<int64_t>& m = memory_at(data);
+    size_t p = checked(data->name, m, flat);
+    m[p] = v;
+    auto w = written_.find(data);
+    if (w != written_.end()) w->second[p] = true;
   }
 
   void run(const Stmt& s) {
@@ -240,8 +289,10 @@ class Interpreter {
         const VarNode* d = a->buffer->data.get();
         if (mem_.count(d)) throw std::logic_error("allocate of live memory " + d->name);
         alloc(a->buffer);
+        if (strict_) written_[d].assign(mem_[d].size(), false);
         run(a->body);
         mem_.erase(d);
+        written_.erase(d);
         return;
       }
       case StmtKind::kBufferStore: {
@@ -249,9 +300,10 @@ class Interpreter {
         Value v = eval(b->value);
         std::vector<int64_t> pos = positions(b->buffer, b->indices);
         if (v.size() != pos.size()) throw std::logic_error("store lanes differ from index lanes");
-        std::vector<int64_t>& m = memory_of(b->buffer);
-        for (size_t i = 0; i < pos.size(); ++i) m[checked(b->buffer, m, pos[i])] = wrap(b->buffer->dtype, v[i]);
+        ensure_memory(b->buffer);
+        for (size_t i = 0; i < pos.size(); ++i) store(b->buffer->data.get(), pos[i], wrap(b->buffer->dtype, v[i]));
         ++stores_;
+        if (records_) record(b, v);
         return;
       }
       case StmtKind::kEvaluate: {
@@ -275,6 +327,25 @@ class Interpreter {
       bind(p, it->second);
     }
     run(f->body);
+  }
+
+  /// Runs `f`'s body with its parameter buffers' contents given by buffer name (each exactly the
+  /// buffer's span); returns every parameter buffer's contents after the run, by name.
+  /// std::logic_error for a buffer without contents or with the wrong element count.
+  std::map<std::string, std::vector<int64_t>> run_buffers(const PrimFunc& f,
+                                                          std::map<std::string, std::vector<int64_t>> contents) {
+    for (const auto& [param, buf] : f->buffer_map) {
+      auto it = contents.find(buf->name);
+      if (it == contents.end()) throw std::logic_error("no contents for buffer " + buf->name);
+      if (static_cast<int64_t>(it->second.size()) != span(buf)) {
+        throw std::logic_error("buffer " + buf->name + " needs " + std::to_string(span(buf)) + " elements");
+      }
+      mem_[buf->data.get()] = std::move(it->second);
+    }
+    run(f->body);
+    std::map<std::string, std::vector<int64_t>> out;
+    for (const auto& [param, buf] : f->buffer_map) out[buf->name] = mem_.at(buf->data.get());
+    return out;
   }
 
   /// BufferStores executed so far (each vector store counts once).
@@ -363,6 +434,17 @@ class Interpreter {
       return pos;
     }
     if (indices.size() != b.ndim()) throw std::logic_error("wrong index count for " + b->name);
+    if (strict_) {
+      for (size_t j = 0; j < idx.size(); ++j) {
+        int64_t ext = scalar(b->shape[j]);
+        for (int64_t i : idx[j]) {
+          if (i < 0 || i >= ext) {
+            throw std::logic_error("buffer " + b->name + ": index " + std::to_string(i) + " of dimension " +
+                                   std::to_string(j) + " outside [0, " + std::to_string(ext) + ")");
+          }
+        }
+      }
+    }
     std::vector<Expr> strides = b.effective_strides();
     int64_t off = scalar(b->elem_offset);
     for (size_t l = 0; l < lanes; ++l) {
@@ -373,15 +455,27 @@ class Interpreter {
     return pos;
   }
 
-  std::vector<int64_t>& memory_of(const Buffer& b) {
-    auto it = mem_.find(b->data.get());
-    if (it != mem_.end()) return it->second;
-    return alloc(b);
+  // Appends the lanes of a store to records_.
+  void record(const BufferStoreNode* b, const Value& v) {
+    std::vector<Value> idx;
+    for (const Expr& i : b->indices) idx.push_back(eval(i));
+    for (size_t l = 0; l < v.size(); ++l) {
+      StoreRecord r{b->buffer->name, {}, wrap(b->buffer->dtype, v[l])};
+      for (const Value& i : idx) r.indices.push_back(i.size() == 1 ? i[0] : i.at(l));
+      records_->push_back(std::move(r));
+    }
   }
 
-  static size_t checked(const Buffer& b, const std::vector<int64_t>& m, int64_t p) {
+  // Gives a buffer first touched without memory zero-filled memory (an error in strict mode).
+  void ensure_memory(const Buffer& b) {
+    if (mem_.count(b->data.get())) return;
+    if (strict_) throw std::logic_error("buffer " + b->name + " accessed outside its allocation");
+    alloc(b);
+  }
+
+  static size_t checked(const std::string& name, const std::vector<int64_t>& m, int64_t p) {
     if (p < 0 || p >= static_cast<int64_t>(m.size())) {
-      throw std::logic_error("access of " + b->name + " at " + std::to_string(p) + " outside its " +
+      throw std::logic_error("access of " + name + " at " + std::to_string(p) + " outside its " +
                              std::to_string(m.size()) + " elements");
     }
     return static_cast<size_t>(p);
@@ -390,7 +484,10 @@ class Interpreter {
   Env env_;
   std::map<const VarNode*, Value> vec_env_;
   std::map<const VarNode*, std::vector<int64_t>> mem_;
+  std::map<const VarNode*, std::vector<bool>> written_;  // Allocate memory in strict mode
   std::map<std::string, CallHandler> handlers_;
+  std::vector<StoreRecord>* records_ = nullptr;
+  bool strict_ = false;
   int64_t stores_ = 0;
 };
 
@@ -410,6 +507,18 @@ inline void copy_call(Interpreter& in, const CallNode* c) {
     }
     d[static_cast<size_t>(di)] = s[static_cast<size_t>(si)];
   }
+}
+
+/// Runs `s` on `in` (test.copy handled by copy_call) with buffer k of `bufs` filled by
+/// fill_pattern(bufs[k], first_seed + k); returns the buffers' contents after the run, in order.
+inline std::vector<std::vector<int64_t>> run_on_patterns(const Stmt& s, const std::vector<Buffer>& bufs,
+                                                         int64_t first_seed = 1, Interpreter in = Interpreter()) {
+  in.on_call("test.copy", copy_call);
+  for (size_t k = 0; k < bufs.size(); ++k) in.fill_pattern(bufs[k], first_seed + static_cast<int64_t>(k));
+  in.run(s);
+  std::vector<std::vector<int64_t>> out;
+  for (const Buffer& b : bufs) out.push_back(in.memory(b->data));
+  return out;
 }
 
 }  // namespace tessel::tir::testing

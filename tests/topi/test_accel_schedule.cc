@@ -1,7 +1,7 @@
 // compiler/topi/accel: the GEMM intrinsic and the schedule templates for packed conv2d, packed
 // dense and the residual qadd on the default configuration (lowered TIR goldens), the sizes of
 // their knob spaces, and the UserErrors for knob values that do not fit the scratchpads; every
-// point of the small layers' spaces run on the te interpreter (accel.gemm_uop executed on the
+// point of the small layers' spaces run on the tir reference interpreter (accel.gemm_uop executed on the
 // scratchpad buffers it points at) against runtime/qnn.h bit for bit.
 #include <gtest/gtest.h>
 
@@ -167,18 +167,18 @@ TEST(TopiAccelSchedule, KnobValuesThatDoNotFit) {
 
 /// The interpreter with accel.gemm_uop: dst, src and wgt are access_ptr rows of the acc, inp and
 /// wgt buffers (rows of B x BO, B x BI, BO x BI values).
-te::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
-  te::testing::Interpreter in;
+tir::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
+  tir::testing::Interpreter in;
+  in.set_strict(true);
   const int64_t bb = hw.batch(), bi = hw.block_in(), bo = hw.block_out();
-  in.set_call_hook([=](const tir::CallNode* c, te::testing::Interpreter& it, int64_t& value) {
-    if (c->op != compiler::target::accel::kGemmUop) return false;
+  in.on_call(compiler::target::accel::kGemmUop, [=](tir::testing::Interpreter& it, const tir::CallNode* c) {
     auto ptr = [&](const tir::Expr& e) {
       const auto* p = e.as<tir::CallNode>();
       EXPECT_TRUE(p && p->op == tir::intrin::kAccessPtr);
-      return std::make_pair(p->args[0].as<tir::VarNode>(), it.value_of(p->args[1]));
+      return std::make_pair(p->args[0].as<tir::VarNode>(), it.scalar(p->args[1]));
     };
     const auto dst = ptr(c->args[1]);
-    const bool reset = it.value_of(c->args[0]) != 0;
+    const bool reset = it.scalar(c->args[0]) != 0;
     for (int64_t b = 0; b < bb; ++b) {
       for (int64_t o = 0; o < bo; ++o) {
         const int64_t d = dst.second * bb * bo + b * bo + o;
@@ -193,8 +193,6 @@ te::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
         it.store(dst.first, d, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
       }
     }
-    value = 0;
-    return true;
   });
   return in;
 }
@@ -216,9 +214,9 @@ testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const
   std::map<std::string, testing::Data> bufs;
   for (size_t i = 0; i + 1 < op.args.size(); ++i) bufs[op.args[i].name()] = inputs[i];
   bufs[op.out.name()] = testing::Data(testing::elements(op.out), 0);
-  te::testing::Interpreter in = gemm_interpreter(hw), before = gemm_interpreter(hw);
-  testing::Data got = in.run(f, bufs).at(op.out.name());
-  EXPECT_EQ(before.run(lowered, bufs).at(op.out.name()), got);
+  tir::testing::Interpreter in = gemm_interpreter(hw), before = gemm_interpreter(hw);
+  testing::Data got = in.run_buffers(f, bufs).at(op.out.name());
+  EXPECT_EQ(before.run_buffers(lowered, bufs).at(op.out.name()), got);
   return got;
 }
 

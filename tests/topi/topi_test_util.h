@@ -18,7 +18,7 @@
 #include "compiler/topi/qnn.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/qnn.h"
-#include "tests/te/te_interpreter.h"
+#include "tests/tir/tir_interpreter.h"
 
 namespace tessel::topi::testing {
 
@@ -64,8 +64,9 @@ inline Data run_default(const te::Tensor& out, const std::vector<std::pair<te::T
   bufs[out.name()] = Data(elements(out), 0);
   tir::PrimFunc f = te::lower(te::create_schedule({out}), args, "f");
   EXPECT_TRUE(tir::verify(f).empty());
-  te::testing::Interpreter in;
-  return in.run(f, bufs).at(out.name());
+  tir::testing::Interpreter in;
+  in.set_strict(true);
+  return in.run_buffers(f, bufs).at(out.name());
 }
 
 /// RequantParams with runtime::requant_channel's values for channels 0..oc-1 (channels past

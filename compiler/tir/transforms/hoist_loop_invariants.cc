@@ -1,12 +1,12 @@
 #include "compiler/tir/transforms/hoist_loop_invariants.h"
 
 #include <map>
-#include <optional>
 #include <utility>
 #include <vector>
 
 #include "compiler/tir/functor.h"
 #include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
 
@@ -15,25 +15,6 @@ namespace tessel::tir::transforms {
 namespace {
 
 using arith::Analyzer;
-using arith::ConstIntBound;
-
-bool is_access_ptr(const Expr& e) {
-  const auto* c = e.as<CallNode>();
-  return c && c->op == intrin::kAccessPtr && c->args.size() == 4;
-}
-
-// A call that is not pure and has no access_ptr argument: its effects are unknown.
-bool has_opaque_call(const Stmt& s) {
-  bool found = false;
-  post_order_visit(s, [&](const Expr& e) {
-    const auto* c = e.as<CallNode>();
-    if (!c || intrin::is_pure(c->op)) return;
-    bool regions = false;
-    for (const Expr& a : c->args) regions |= is_access_ptr(a);
-    found |= !regions;
-  });
-  return found;
-}
 
 // The scope of every buffer a statement names (by data variable).
 class ScopeCollector : public IRVisitor {
@@ -58,11 +39,7 @@ class Hoister : public IRMutator {
   using IRMutator::mutate;
 
   Stmt mutate(const ForNode* op, const Stmt& self) override {
-    std::optional<ConstIntBound> saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt body = mutate_stmt(op->body);
-    if (saved) an_.bind(op->loop_var, *saved);
-    else an_.unbind(op->loop_var);
+    Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(op->body); });
     auto rebuild = [&]() {
       return body.same_as(op->body) ? self : for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
     };

@@ -1,7 +1,6 @@
 #include "compiler/tir/transforms/inject_virtual_threads.h"
 
 #include <map>
-#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
 #include "compiler/tir/transforms/renew_defs.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/transforms/simplify.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
@@ -19,27 +19,8 @@ namespace tessel::tir::transforms {
 namespace {
 
 using arith::Analyzer;
-using arith::ConstIntBound;
 
 constexpr std::string_view kVirtualThreadAttr = "virtual_thread";
-
-bool is_access_ptr(const Expr& e) {
-  const auto* c = e.as<CallNode>();
-  return c && c->op == intrin::kAccessPtr && c->args.size() == 4;
-}
-
-// A call that is not pure and has no access_ptr argument: its effect is unknown.
-bool has_opaque_call(const Stmt& s) {
-  bool found = false;
-  post_order_visit(s, [&](const Expr& e) {
-    const auto* c = e.as<CallNode>();
-    if (!c || intrin::is_pure(c->op)) return;
-    bool regions = false;
-    for (const Expr& a : c->args) regions |= is_access_ptr(a);
-    found |= !regions;
-  });
-  return found;
-}
 
 // The set T of variables and buffer data variables that depend on the thread (the header's
 // step 1).
@@ -365,11 +346,7 @@ class Injector : public IRMutator {
         inner = attr->body;
       }
     }
-    std::optional<ConstIntBound> saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt body = mutate_stmt(inner);
-    if (saved) an_.bind(op->loop_var, *saved);
-    else an_.unbind(op->loop_var);
+    Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(inner); });
     if (op->kind == ForKind::kVirtualThread) return inject(op->loop_var, op->min, op->extent, body);
     if (body.same_as(op->body)) return self;
     return for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
@@ -378,11 +355,7 @@ class Injector : public IRMutator {
   Stmt mutate(const AttrStmtNode* op, const Stmt& self) override {
     if (op->key != kVirtualThreadAttr || !op->node.as<VarNode>()) return IRMutator::mutate(op, self);
     Var vt = Var::from(op->node);
-    std::optional<ConstIntBound> saved = an_.fact(vt);
-    an_.bind(vt, Range{make_const(vt.dtype(), 0), op->value});
-    Stmt body = mutate_stmt(op->body);
-    if (saved) an_.bind(vt, *saved);
-    else an_.unbind(vt);
+    Stmt body = with_fact(an_, vt, Range{make_const(vt.dtype(), 0), op->value}, [&] { return mutate_stmt(op->body); });
     return inject(vt, make_const(vt.dtype(), 0), op->value, body);
   }
 

@@ -8,6 +8,7 @@
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/transforms/renew_defs.h"
 #include "compiler/tir/transforms/simplify.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
 
@@ -32,11 +33,6 @@ struct Split {
   int64_t lo = 0, hi = 0;
 };
 
-void restore(Analyzer& a, const Var& v, const std::optional<ConstIntBound>& saved) {
-  if (saved) a.bind(v, *saved);
-  else a.unbind(v);
-}
-
 // Finds the first `if (likely(cond))` under a loop over `var` in [m, last] whose condition is
 // provably true on a non-empty sub-range.
 class SplitFinder {
@@ -48,11 +44,7 @@ class SplitFinder {
     switch (s.kind()) {
       case StmtKind::kFor: {
         const auto* f = s.as<ForNode>();
-        auto saved = an_.fact(f->loop_var);
-        an_.bind(f->loop_var, Range{f->min, f->extent});
-        auto r = find(f->body);
-        restore(an_, f->loop_var, saved);
-        return r;
+        return with_fact(an_, f->loop_var, Range{f->min, f->extent}, [&] { return find(f->body); });
       }
       case StmtKind::kIfThenElse: {
         const auto* i = s.as<IfThenElseNode>();
@@ -68,11 +60,7 @@ class SplitFinder {
       case StmtKind::kLetStmt: {
         const auto* l = s.as<LetStmtNode>();
         if (!l->value.dtype().is_integer() || !l->value.dtype().is_scalar()) return find(l->body);
-        auto saved = an_.fact(l->var);
-        an_.bind(l->var, an_.const_int_bound(l->value));
-        auto r = find(l->body);
-        restore(an_, l->var, saved);
-        return r;
+        return with_fact(an_, l->var, an_.const_int_bound(l->value), [&] { return find(l->body); });
       }
       case StmtKind::kAttrStmt: return find(s.as<AttrStmtNode>()->body);
       case StmtKind::kAssertStmt: return find(s.as<AssertStmtNode>()->body);
@@ -138,10 +126,7 @@ class Partitioner : public IRMutator {
     if (op->kind == ForKind::kSerial) {
       if (auto r = partition(op)) return *r;
     }
-    auto saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt body = mutate_stmt(op->body);
-    restore(an_, op->loop_var, saved);
+    Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(op->body); });
     if (body.same_as(op->body)) return self;
     return for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
   }
@@ -152,10 +137,8 @@ class Partitioner : public IRMutator {
     const int64_t* e = as_const_int(an_.simplify(op->extent));
     if (!m || !e || *e < 1 || *m <= -kLimit || *m >= kLimit || *e >= kLimit) return std::nullopt;
     int64_t last = *m + *e - 1;
-    auto saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, ConstIntBound{*m, last});
-    std::optional<Split> split = SplitFinder(an_, op->loop_var, *m, last).find(op->body);
-    restore(an_, op->loop_var, saved);
+    std::optional<Split> split = with_fact(an_, op->loop_var, ConstIntBound{*m, last},
+                                           [&] { return SplitFinder(an_, op->loop_var, *m, last).find(op->body); });
     if (!split) return std::nullopt;
     DataType t = op->loop_var.dtype();
     std::vector<Stmt> pieces;

@@ -1,13 +1,12 @@
 #include "compiler/tir/transforms/storage_flatten.h"
 
 #include <map>
-#include <optional>
 #include <utility>
 #include <vector>
 
 #include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/functor.h"
-#include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "support/error.h"
 
 namespace tessel::tir::transforms {
@@ -15,7 +14,6 @@ namespace tessel::tir::transforms {
 namespace {
 
 using arith::Analyzer;
-using arith::ConstIntBound;
 
 // True for a buffer whose indices already are flat element offsets.
 bool is_flat(const Buffer& b) {
@@ -77,16 +75,11 @@ class Flattener : public IRMutator {
   }
 
   Stmt mutate(const ForNode* op, const Stmt& self) override {
-    std::optional<ConstIntBound> saved = analyzer_.fact(op->loop_var);
-    analyzer_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt s = IRMutator::mutate(op, self);
-    if (saved) analyzer_.bind(op->loop_var, *saved);
-    else analyzer_.unbind(op->loop_var);
-    return s;
+    return with_fact(analyzer_, op->loop_var, Range{op->min, op->extent}, [&] { return IRMutator::mutate(op, self); });
   }
 
   Expr mutate(const CallNode* op, const Expr& self) override {
-    if (op->op != intrin::kAccessPtr || op->args.size() != 4) return IRMutator::mutate(op, self);
+    if (!is_access_ptr(self)) return IRMutator::mutate(op, self);
     std::vector<Expr> args = op->args;
     args[1] = analyzer_.simplify(mutate_expr(op->args[1]));
     args[2] = analyzer_.simplify(mutate_expr(op->args[2]));

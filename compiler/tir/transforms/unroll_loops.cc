@@ -1,6 +1,5 @@
 #include "compiler/tir/transforms/unroll_loops.h"
 
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -8,6 +7,7 @@
 #include "compiler/tir/printer.h"
 #include "compiler/tir/transforms/renew_defs.h"
 #include "compiler/tir/transforms/simplify.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
 
@@ -16,7 +16,6 @@ namespace tessel::tir::transforms {
 namespace {
 
 using arith::Analyzer;
-using arith::ConstIntBound;
 
 bool contains_loop(const Stmt& s) {
   struct Finder : IRVisitor {
@@ -44,11 +43,7 @@ class Unroller : public IRMutator {
       const int64_t* e = as_const_int(an_.simplify(op->extent));
       unroll = e && *e <= opt_.max_auto_extent;
     }
-    std::optional<ConstIntBound> saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt body = mutate_stmt(op->body);
-    if (saved) an_.bind(op->loop_var, *saved);
-    else an_.unbind(op->loop_var);
+    Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(op->body); });
     if (!unroll) {
       if (body.same_as(op->body)) return self;
       return for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
 #include "compiler/tir/transforms/simplify.h"
+#include "compiler/tir/transforms/transform_util.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
 
@@ -20,7 +20,6 @@ namespace tessel::tir::transforms {
 namespace {
 
 using arith::Analyzer;
-using arith::ConstIntBound;
 
 constexpr int64_t kMaxLanes = 65535;
 
@@ -277,11 +276,7 @@ class LoopVectorizer : public IRMutator {
   using IRMutator::mutate;
 
   Stmt mutate(const ForNode* op, const Stmt& self) override {
-    std::optional<ConstIntBound> saved = an_.fact(op->loop_var);
-    an_.bind(op->loop_var, Range{op->min, op->extent});
-    Stmt body = mutate_stmt(op->body);
-    if (saved) an_.bind(op->loop_var, *saved);
-    else an_.unbind(op->loop_var);
+    Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(op->body); });
     if (op->kind != ForKind::kVectorized) {
       if (body.same_as(op->body)) return self;
       return for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
