@@ -50,16 +50,6 @@ class Inliner : public tir::IRMutator {
   const std::map<const tir::BufferNode*, std::pair<const StageNode*, Expr>>& inl_;
 };
 
-Expr map_body(const Expr& body, tir::IRMutator& m) {
-  if (const ReduceNode* r = as_reduce(body)) {
-    Expr src = m.mutate_expr(r->source);
-    Expr init = r->init.defined() ? m.mutate_expr(r->init) : Expr();
-    if (src.same_as(r->source) && init.same_as(r->init)) return body;
-    return reduce(r->combiner, src, r->axis, init);
-  }
-  return m.mutate_expr(body);
-}
-
 Expr ceil_div(const Expr& a, int64_t b) { return tir::floordiv(a + tir::int_imm(b - 1), tir::int_imm(b)); }
 
 }  // namespace
@@ -70,7 +60,7 @@ std::map<const StageNode*, Expr> inline_bodies(const Schedule& sch) {
   for (const Stage& s : sch->stages) {
     if (s->op->kind != OpKind::kCompute) continue;
     Inliner m(inl);
-    Expr body = map_body(s->op->body, m);
+    Expr body = mutate_body(s->op->body, m);
     out[s.get()] = body;
     if (s->attach_type == AttachKind::kInline) inl[s->op->output.get()] = {s.get(), body};
   }

@@ -248,6 +248,16 @@ const ReduceNode* as_reduce(const Expr& e) {
   return dynamic_cast<const ReduceNode*>(c);
 }
 
+Expr mutate_body(const Expr& body, tir::IRMutator& m) {
+  if (const ReduceNode* r = as_reduce(body)) {
+    Expr src = m.mutate_expr(r->source);
+    Expr init = r->init.defined() ? m.mutate_expr(r->init) : Expr();
+    if (src.same_as(r->source) && init.same_as(r->init)) return body;
+    return reduce(r->combiner, src, r->axis, init);
+  }
+  return m.mutate_expr(body);
+}
+
 Expr reduce(const CommReducer& combiner, Expr source, const std::vector<IterVar>& axis, Expr init) {
   const std::string& name = combiner.name;
   if (!source.defined()) throw_user_error("reduction {}: undefined source", name);

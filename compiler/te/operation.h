@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "compiler/tir/expr.h"
+#include "compiler/tir/functor.h"
 #include "compiler/te/tensor.h"
 
 namespace tessel::te {
@@ -99,6 +100,10 @@ struct ReduceNode : tir::CallNode {
 };
 /// The Reduce behind `e`, or nullptr.
 const ReduceNode* as_reduce(const Expr& e);
+
+/// A compute body rewritten by `m`: for a Reduce its source and init (the combiner and axes kept;
+/// `body` itself when neither changes), otherwise the whole expression.
+Expr mutate_body(const Expr& body, tir::IRMutator& m);
 
 /// A reduction of `source` over `axis` with `combiner` (its lhs/rhs of the source's type).
 /// UserError when: `axis` is empty, holds a non-reduction axis or one axis twice; the source is

@@ -350,13 +350,7 @@ Stage Schedule::operator[](const Tensor& t) const {
 
 Expr replace_tensor(const Expr& body, const tir::Buffer& from, const tir::Buffer& to) {
   BufferReplacer m(from, to);
-  if (const ReduceNode* r = as_reduce(body)) {
-    Expr src = m.mutate_expr(r->source);
-    Expr init = r->init.defined() ? m.mutate_expr(r->init) : Expr();
-    if (src.same_as(r->source) && init.same_as(r->init)) return body;
-    return reduce(r->combiner, src, r->axis, init);
-  }
-  return m.mutate_expr(body);
+  return mutate_body(body, m);
 }
 
 namespace {

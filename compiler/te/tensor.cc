@@ -11,7 +11,6 @@ std::string_view to_string(IterVarKind k) {
     case IterVarKind::kReduce: return "reduce";
     case IterVarKind::kThreadIndex: return "thread_index";
     case IterVarKind::kVirtualThread: return "virtual_thread";
-    case IterVarKind::kTensorized: return "tensorized";
   }
   return "?";
 }

@@ -32,8 +32,8 @@ using tir::Var;
 /// index or a virtual thread (thread_axis in schedule.h; VTA's latency-hiding contexts), or an
 /// axis consumed by tensorize. Schedules keep the kinds of split/fuse results as their parents'
 /// and record loop annotations (bind, tensorize, ...) per leaf in IterVarAttr instead.
-enum class IterVarKind : uint8_t { kDataPar, kReduce, kThreadIndex, kVirtualThread, kTensorized };
-/// "data_par", "reduce", "thread_index", "virtual_thread", "tensorized".
+enum class IterVarKind : uint8_t { kDataPar, kReduce, kThreadIndex, kVirtualThread };
+/// "data_par", "reduce", "thread_index", "virtual_thread". (A tensorized axis is marked by its IterVarAttr::tensor_intrin.)
 std::string_view to_string(IterVarKind k);
 
 struct IterVarNode {
