@@ -244,7 +244,6 @@ RunRecord run_one(const std::string& key, const fs::path& path, const ModelInput
     opts.config = cfg;
     opts.offload = true;
     opts.calibration = {input.tensors};
-    opts.exact_requant = std::getenv("TESSEL_CORPUS_APPROXIMATE") == nullptr;  // experiments only
     const auto t0 = Clock::now();
     compiled = compiler::compile_onnx(path.string(), opts);
     r.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -191,4 +191,31 @@ std::string nest_name(const PerfectNest& nest, const std::string& fallback) {
   return "loop '" + nest.loops.front()->loop_var.name() + "'";
 }
 
+namespace {
+
+class PragmaRewriter : public tir::IRMutator {
+ public:
+  PragmaRewriter(std::string_view key, const std::function<tir::Stmt(const tir::Stmt&)>& lower)
+      : key_(key), lower_(lower) {}
+
+ protected:
+  using tir::IRMutator::mutate;
+  tir::Stmt mutate(const tir::AttrStmtNode* op, const tir::Stmt& self) override {
+    if (op->key != key_) return tir::IRMutator::mutate(op, self);
+    return lower_(op->body);
+  }
+
+ private:
+  std::string_view key_;
+  const std::function<tir::Stmt(const tir::Stmt&)>& lower_;
+};
+
+}  // namespace
+
+tir::PrimFunc rewrite_pragma(const tir::PrimFunc& f, std::string_view key,
+                             const std::function<tir::Stmt(const tir::Stmt& body)>& lower) {
+  PragmaRewriter r(key, lower);
+  return f.with_body(r.mutate_stmt(f->body));
+}
+
 }  // namespace tessel::compiler::accel_tir

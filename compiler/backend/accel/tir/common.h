@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,11 @@ struct SramPlacement {
 /// Every buffer a statement or function can name through its data variable: the function's
 /// buffer_map and every Allocate of the body, keyed by the data variable's node.
 std::map<const tir::VarNode*, tir::Buffer> buffers_by_data(const tir::PrimFunc& f);
+
+/// `f` with every `AttrStmt key` (a pragma, e.g. pragma_dma_copy) replaced by `lower(its body)`;
+/// pragmas nested in a replaced body are left to `lower`. Throws what `lower` throws.
+tir::PrimFunc rewrite_pragma(const tir::PrimFunc& f, std::string_view key,
+                             const std::function<tir::Stmt(const tir::Stmt& body)>& lower);
 
 /// The kSramBase attributes of `s`, keyed by the buffer's data variable node. InternalError when
 /// an attribute is not directly inside the Allocate of its buffer.

@@ -158,26 +158,10 @@ class AluLowering {
   const tir::BufferLoadNode* src_ = nullptr;
 };
 
-class AluInjector : public tir::IRMutator {
- public:
-  explicit AluInjector(const isa::HwConfig& cfg) : cfg_(cfg) {}
-
- protected:
-  using tir::IRMutator::mutate;
-  Stmt mutate(const tir::AttrStmtNode* op, const Stmt& self) override {
-    if (op->key != ta::kPragmaAlu) return tir::IRMutator::mutate(op, self);
-    return AluLowering(cfg_, op->body).run();
-  }
-
- private:
-  const isa::HwConfig& cfg_;
-};
-
 }  // namespace
 
 tir::PrimFunc inject_alu(const tir::PrimFunc& f, const isa::HwConfig& cfg) {
-  AluInjector a(cfg);
-  return f.with_body(a.mutate_stmt(f->body));
+  return rewrite_pragma(f, ta::kPragmaAlu, [&](const Stmt& body) { return AluLowering(cfg, body).run(); });
 }
 
 }  // namespace tessel::compiler::accel_tir

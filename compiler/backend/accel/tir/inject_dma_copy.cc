@@ -251,26 +251,10 @@ class CopyLowering {
   PerfectNest nest_;
 };
 
-class DmaInjector : public tir::IRMutator {
- public:
-  explicit DmaInjector(const isa::HwConfig& cfg) : cfg_(cfg) {}
-
- protected:
-  using tir::IRMutator::mutate;
-  Stmt mutate(const tir::AttrStmtNode* op, const Stmt& self) override {
-    if (op->key != ta::kPragmaDmaCopy) return tir::IRMutator::mutate(op, self);
-    return CopyLowering(cfg_, op->body).run();
-  }
-
- private:
-  const isa::HwConfig& cfg_;
-};
-
 }  // namespace
 
 tir::PrimFunc inject_dma_copy(const tir::PrimFunc& f, const isa::HwConfig& cfg) {
-  DmaInjector d(cfg);
-  return f.with_body(d.mutate_stmt(f->body));
+  return rewrite_pragma(f, ta::kPragmaDmaCopy, [&](const Stmt& body) { return CopyLowering(cfg, body).run(); });
 }
 
 }  // namespace tessel::compiler::accel_tir
