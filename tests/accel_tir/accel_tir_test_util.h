@@ -21,6 +21,7 @@
 #include "isa/config.h"
 #include "runtime/device.h"
 #include "support/error.h"
+#include "tests/tir/tir_test_util.h"
 
 namespace tessel::compiler::accel_tir::testing {
 
@@ -32,17 +33,9 @@ using tir::MemScope;
 using tir::Stmt;
 using tir::Var;
 
-/// Compares `text` with tests/golden/accel_tir/<name>.
+/// Compares `text` with tests/golden/accel_tir/<name> (TESSEL_UPDATE_GOLDEN=1 rewrites it).
 inline void expect_golden(const std::string& name, const std::string& text) {
-  const std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/golden/accel_tir/" + name;
-  if (const char* u = std::getenv("TESSEL_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  std::ifstream f(path, std::ios::binary);
-  ASSERT_TRUE(f.good()) << "missing golden file " << path << " (TESSEL_UPDATE_GOLDEN=1 writes it)";
-  std::stringstream want;
-  want << f.rdbuf();
-  EXPECT_EQ(text, want.str()) << "golden mismatch with " << path;
+  tir::testing::expect_golden_in("accel_tir", name, text);
 }
 
 /// The message of the UserError `fn` throws ("" and a test failure if it throws none).

@@ -27,6 +27,17 @@ using tir::Stmt;
 
 namespace {
 
+/// The constant (min, extent) of a loop around micro-ops; UserError naming the loop otherwise.
+std::pair<int64_t, int64_t> const_range(const tir::ForNode* loop) {
+  const std::optional<int64_t> mn = tir::arith::as_const(loop->min);
+  const std::optional<int64_t> ext = tir::arith::as_const(loop->extent);
+  if (!mn || !ext) {
+    throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant", loop->loop_var.name(),
+                     tir::to_text(loop->min), tir::to_text(loop->min), tir::to_text(loop->extent));
+  }
+  return {*mn, *ext};
+}
+
 /// One micro-op call of a kernel, its indices resolved to scratchpad rows.
 struct UopCall {
   Stmt stmt;  ///< keeps `call` alive (unrolled loops make new statements)
@@ -84,15 +95,9 @@ class Folder : public tir::IRMutator {
       return;
     }
     if (const auto* loop = s.as<tir::ForNode>()) {
-      const std::optional<int64_t> mn = tir::arith::as_const(loop->min);
-      const std::optional<int64_t> ext = tir::arith::as_const(loop->extent);
-      if (!mn || !ext) {
-        throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant",
-                         loop->loop_var.name(), tir::to_text(loop->min), tir::to_text(loop->min),
-                         tir::to_text(loop->extent));
-      }
-      for (int64_t i = 0; i < *ext; ++i) {
-        collect(tir::substitute(loop->body, loop->loop_var, tir::int_imm(*mn + i)), gemm, out);
+      const auto [mn, ext] = const_range(loop);
+      for (int64_t i = 0; i < ext; ++i) {
+        collect(tir::substitute(loop->body, loop->loop_var, tir::int_imm(mn + i)), gemm, out);
       }
       return;
     }
@@ -125,15 +130,9 @@ class Folder : public tir::IRMutator {
     while (levels.size() < 2) {
       const auto* loop = rest.as<tir::ForNode>();
       if (!loop) break;
-      const std::optional<int64_t> mn = tir::arith::as_const(loop->min);
-      const std::optional<int64_t> ext = tir::arith::as_const(loop->extent);
-      if (!mn || !ext) {
-        throw_user_error("uop loop '{}' cannot fold: its range [{}, {} + {}) is not constant",
-                         loop->loop_var.name(), tir::to_text(loop->min), tir::to_text(loop->min),
-                         tir::to_text(loop->extent));
-      }
-      if (*ext < 1)
-        throw_user_error("uop loop '{}' cannot fold: its extent {} is below 1", loop->loop_var.name(), *ext);
+      const int64_t ext = const_range(loop).second;
+      if (ext < 1)
+        throw_user_error("uop loop '{}' cannot fold: its extent {} is below 1", loop->loop_var.name(), ext);
       levels.push_back(loop);
       rest = loop->body;
     }
