@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <iterator>
 
 #include "accel_test_util.h"
 #include "compiler/backend/accel/passes.h"
 #include "compiler/backend/accel/schedule.h"
+#include "compiler/backend/accel/stream_cost.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel {
@@ -407,6 +409,48 @@ TEST(AccelSchedule, InputWindowPads) {
   EXPECT_EQ(b.first, 5);
   EXPECT_EQ(b.real, 3);
   EXPECT_EQ(b.pad1, 1);
+}
+
+// The final schedule is the stream cost model's pick among the pruning model's candidates: never
+// slower than the pruning model's own choice (max_candidates = 1, the first candidate), and its
+// reported estimate is the stream cost model's count of the emitted Program.
+TEST(AccelLower, StreamCostModelPicksAmongCandidates) {
+  // the stream cost model's cycles of the chosen and of the pruning model's first candidate
+  struct Expect {
+    int64_t chosen, first;
+  };
+  const Expect expect[] = {{8070, 8101}, {19056, 19107}, {8837, 8837}, {13374, 14581}};
+  const LayerSpec specs[] = {
+      {.name = "mnist_conv2", .ic = 8, .ih = 14, .iw = 14, .oc = 16, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2,
+       .pr = 2},
+      {.name = "r8_conv", .ic = 16, .ih = 32, .iw = 32, .oc = 16},
+      {.name = "s2_conv", .ic = 32, .ih = 16, .iw = 16, .oc = 64, .stride = 2},
+      {.name = "dw_conv", .ic = 64, .ih = 25, .iw = 5, .oc = 64, .groups = 64, .in_zero_point = 3},
+  };
+  for (size_t i = 0; i < std::size(specs); ++i) {
+    const LayerSpec& spec = specs[i];
+    const AccelLayer layer = testing::make_layer(spec);
+    LowerOptions one;
+    one.candidates.max_candidates = 1;
+    const LoweredLayer first = lower_conv2d(layer, isa::HwConfig{}, one);
+    LoweredLayer low;
+    expect_matches_reference(layer, isa::HwConfig{}, LowerOptions{}, &low);
+    EXPECT_EQ(low.est_cycles, int64_t(estimate_cycles(low.program))) << spec.name;
+    EXPECT_NE(low.schedule.find(fmt::format(" est_cycles={}", low.est_cycles)), std::string::npos)
+        << low.schedule;
+    EXPECT_LE(low.est_cycles, first.est_cycles) << spec.name << ": " << low.schedule << " vs " << first.schedule;
+    EXPECT_EQ(first.est_cycles, expect[i].first) << spec.name << ": " << first.schedule;
+    EXPECT_EQ(low.est_cycles, expect[i].chosen) << spec.name << ": " << low.schedule;
+  }
+  const AccelLayer layer = testing::make_layer(specs[0]);
+  LowerOptions bad;
+  bad.candidates.max_candidates = 0;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(layer, isa::HwConfig{}, bad); }).find("max_candidates must be >= 1"),
+            std::string::npos);
+  bad.candidates.max_candidates = 2;
+  bad.candidates.band = -0.5;
+  EXPECT_NE(user_error_of([&] { lower_conv2d(layer, isa::HwConfig{}, bad); }).find("band must be >= 0"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // tokens, emit the instruction stream), then the verifier of isa/verifier.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -35,10 +36,27 @@ struct ScheduleKnobs {
   bool operator==(const ScheduleKnobs&) const = default;
 };
 
+/// How many schedule candidates schedule_candidates (schedule.h) keeps for the final choice:
+/// lower_conv2d lowers each and keeps the one whose emitted stream the stream cost model
+/// (estimate_cycles, stream_cost.h) times fastest. The defaults were measured on the Program
+/// corpus (tests/golden/program_corpus.json, 120 layers x 4 configurations): with 64 candidates
+/// and no band the pruning model's cost of the stream model's pick was within 5% of the
+/// pruning model's best for 475 of the 480 layer/configuration pairs (at most 17.9% above it),
+/// and 4 candidates within 5% give 60-75% of the 64-candidate gain for about 0.3 s more CPU
+/// time on mobilenetv2-12-int8 (docs/accel-backend.md, "Schedule search").
+struct CandidateFilter {
+  /// At most this many (>= 1), the cheapest by the pruning model; 1 = the pruning model's
+  /// choice alone.
+  size_t max_candidates = 4;
+  /// Only candidates whose pruning-model cost is at most (1 + band) times the cheapest one's
+  /// (>= 0).
+  double band = 0.05;
+};
+
 /// How a layer with a non-zero input zero point and output windows touching the padding
 /// initialises its accumulators (docs/accel-backend.md section 2). Other layers ignore it.
 enum class ZeroPointInit {
-  kCostModel,   ///< the cheaper of the two below by the schedule's cost model (ties: border)
+  kCostModel,   ///< the cheaper of the two below by the stream cost model (ties: border)
   kBorderTiles, ///< constant correction in the bias row, init tensor only for border tiles
   kEveryTile,   ///< every tile loads bias + correction from the init tensor, no bias row
 };
@@ -47,6 +65,9 @@ enum class ZeroPointInit {
 struct LowerOptions {
   ScheduleKnobs knobs;
   ZeroPointInit zero_point_init = ZeroPointInit::kCostModel;
+  /// The candidates lowered for the final choice (the defaults keep mobilenetv2-12-int8's
+  /// compile under 2 s; docs/accel-backend.md).
+  CandidateFilter candidates;
   /// Pass name (see passes.h), "schedule" (the initial IR), or "all": the loop IR after it is
   /// appended to LoweredLayer::ir_dump. Empty: no dump. Any other value is a UserError.
   std::string dump_ir_after;

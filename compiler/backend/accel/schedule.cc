@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -214,11 +215,11 @@ std::vector<WgtLoad> group_wgt_loads(const std::vector<WgtPiece>& pieces) {
 }
 
 std::string Schedule::describe() const {
-  return fmt::format(
-      "tiles={} oc_tile={} oh_tile={} ow_tile={} ic_chunk={} chunks={} vthreads={} "
-      "const_rows={} est_cycles={}",
-      tiles.size(), oc_tile_blocks, oh_tile, ow_tile, ic_chunk, n_chunks, virtual_threads,
-      const_rows, est_cycles);
+  std::string d = fmt::format("tiles={} oc_tile={} oh_tile={} ow_tile={} ic_chunk={} chunks={} vthreads={} const_rows={}",
+                              tiles.size(), oc_tile_blocks, oh_tile, ow_tile, ic_chunk, n_chunks, virtual_threads,
+                              const_rows);
+  if (est_cycles > 0) d += fmt::format(" est_cycles={}", est_cycles);
+  return d;
 }
 
 namespace {
@@ -322,7 +323,7 @@ struct Stage {
 /// transfer's first beat waits for every transfer requested before it. The stages are estimated
 /// in program order, which is not quite time order (the load module runs ahead of compute and
 /// store), so a transfer reached later in the walk but requested earlier does not wait for the
-/// ones requested after it (the layer-wide bus bound in choose_schedule covers the overlap).
+/// ones requested after it (the layer-wide bus bound in schedule_candidates covers the overlap).
 class Bus {
  public:
   /// A transfer of `beats` beats requested at cycle `request` whose first beat can come at cycle
@@ -505,9 +506,14 @@ class Pipeline {
 
 }  // namespace
 
-Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
-                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
-                         bool acc_init_tensor, bool init_every_tile, int scratch_regions) {
+std::vector<Schedule> schedule_candidates(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
+                                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
+                                          bool acc_init_tensor, bool init_every_tile, int scratch_regions,
+                                          const CandidateFilter& filter) {
+  if (filter.max_candidates < 1) {
+    throw_user_error("layer '{}': max_candidates must be >= 1, got {}", layer, filter.max_candidates);
+  }
+  if (!(filter.band >= 0.0)) throw_user_error("layer '{}': candidate band must be >= 0, got {}", layer, filter.band);
   if (knobs.virtual_threads < 1) {
     throw_user_error("layer '{}': virtual_threads must be >= 1, got {}", layer,
                      knobs.virtual_threads);
@@ -563,9 +569,23 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
   tw_cands = knobs.ow_tile > 0 ? std::vector<int64_t>{knobs.ow_tile} : balanced_sizes(g.ow);
   icc_cands = knobs.ic_chunk > 0 ? std::vector<int64_t>{knobs.ic_chunk} : balanced_sizes(g.max_nnz);
 
-  Schedule best;
-  int64_t best_cost = std::numeric_limits<int64_t>::max();
-  bool found = false;
+  // The candidates kept so far, cheapest first by the pruning model (ties: enumeration order,
+  // i.e. larger tiles first: a candidate goes after those of equal cost), at most
+  // max_candidates of them.
+  struct Kept {
+    int64_t cost = 0;
+    Schedule s;
+  };
+  std::vector<Kept> kept;
+  // The largest pruning-model cost a candidate may have to be kept: within the band of the
+  // cheapest so far, and below the last kept one once max_candidates are kept.
+  auto threshold = [&]() -> int64_t {
+    if (kept.empty()) return std::numeric_limits<int64_t>::max();
+    const double band_limit = std::floor(static_cast<double>(kept.front().cost) * (1.0 + filter.band));
+    int64_t t = band_limit >= 9.0e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(band_limit);
+    if (kept.size() >= filter.max_candidates) t = std::min(t, kept.back().cost - 1);
+    return t;
+  };
   std::string why = "no candidate was tried";  // the last candidate's rejection
   for (int64_t obt : ob_cands) {
     for (int64_t icc : icc_cands) {
@@ -700,8 +720,10 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
           table_uops += vt_used * w_classes * kernel_uops;
           const bool uops_resident = table_uops <= cfg.uop_depth();
           // per-tile costs in program order (one batch block) through the pipeline estimate;
-          // stops as soon as it exceeds the best so far
-          const int64_t limit = best_cost / std::max<int64_t>(g.nb, 1);
+          // stops as soon as it exceeds what a kept candidate may cost (the estimate only grows
+          // as tiles are added)
+          const int64_t keep_limit = threshold();
+          const int64_t limit = keep_limit / std::max<int64_t>(g.nb, 1);
           Pipeline pipe(vt, rates);
           int64_t beats = 0;
           if (uops_resident) {
@@ -789,19 +811,23 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
             cost = std::max(cost, beats + lat);
           }
           cost *= g.nb;
-          if (cost < best_cost) {
-            best_cost = cost;
+          if (cost <= keep_limit) {
             s.oh_tile = th;
             s.ow_tile = tw;
             s.win_h = win_h;
-            best = s;
-            found = true;
+            auto at = std::upper_bound(kept.begin(), kept.end(), cost,
+                                       [](int64_t c, const Kept& k) { return c < k.cost; });
+            kept.insert(at, Kept{cost, s});
+            if (kept.size() > filter.max_candidates) kept.pop_back();
+            // a new cheapest one narrows the band
+            const int64_t t = threshold();
+            while (kept.size() > 1 && kept.back().cost > t) kept.pop_back();
           }
         }
       }
     }
   }
-  if (!found) {
+  if (kept.empty()) {
     // `why` is the reason the last candidate tried, the smallest (every list is descending), was
     // rejected: the constraint that actually fails, not only the sizes below
     throw NoTileFits(fmt::format(
@@ -811,31 +837,36 @@ Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const 
         layer, ob_cands.back(), icc_cands.back(), th_cands.back(), tw_cands.back(), why, inp_cap, wgt_cap, acc_cap,
         uop_cap, vt, reach.inp, reach.wgt, std::min(reach.acc_dst, reach.acc_src)));
   }
-  best.virtual_threads = vt;
-  best.const_rows = const_rows;
-  best.acc_tile_stride = best.oh_tile * best.ow_tile;
-  best.est_cycles = best_cost;
-  int64_t idx = 0;
-  for (int64_t nb = 0; nb < g.nb; ++nb) {
-    for (int64_t ob0 = 0; ob0 < g.ocb; ob0 += best.oc_tile_blocks) {
-      for (int64_t y0 = 0; y0 < g.oh; y0 += best.oh_tile) {
-        for (int64_t x0 = 0; x0 < g.ow; x0 += best.ow_tile) {
-          Tile t;
-          t.nb = nb;
-          t.ob0 = ob0;
-          t.obn = std::min(best.oc_tile_blocks, g.ocb - ob0);
-          t.y0 = y0;
-          t.th = std::min(best.oh_tile, g.oh - y0);
-          t.x0 = x0;
-          t.tw = std::min(best.ow_tile, g.ow - x0);
-          t.vthread = static_cast<int>(idx % vt);
-          best.tiles.push_back(t);
-          ++idx;
+  std::vector<Schedule> out;
+  for (Kept& k : kept) {
+    Schedule& best = k.s;
+    best.virtual_threads = vt;
+    best.const_rows = const_rows;
+    best.acc_tile_stride = best.oh_tile * best.ow_tile;
+    best.prune_cycles = k.cost;
+    int64_t idx = 0;
+    for (int64_t nb = 0; nb < g.nb; ++nb) {
+      for (int64_t ob0 = 0; ob0 < g.ocb; ob0 += best.oc_tile_blocks) {
+        for (int64_t y0 = 0; y0 < g.oh; y0 += best.oh_tile) {
+          for (int64_t x0 = 0; x0 < g.ow; x0 += best.ow_tile) {
+            Tile t;
+            t.nb = nb;
+            t.ob0 = ob0;
+            t.obn = std::min(best.oc_tile_blocks, g.ocb - ob0);
+            t.y0 = y0;
+            t.th = std::min(best.oh_tile, g.oh - y0);
+            t.x0 = x0;
+            t.tw = std::min(best.ow_tile, g.ow - x0);
+            t.vthread = static_cast<int>(idx % vt);
+            best.tiles.push_back(t);
+            ++idx;
+          }
         }
       }
     }
+    out.push_back(std::move(best));
   }
-  return best;
+  return out;
 }
 
 }  // namespace tessel::compiler::accel

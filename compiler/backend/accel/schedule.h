@@ -11,8 +11,10 @@
 // is split into chunks of ic_chunk blocks per output-channel block. Tiles are cached into the
 // scratchpads (input window with halo into INP, weights into WGT, the accumulator tile and the
 // per-channel constant rows into ACC) and dealt round-robin to `virtual_threads` virtual threads,
-// each owning 1/virtual_threads of every scratchpad. The tile sizes minimise a cost model under the
-// scratchpad capacities (see choose_schedule()).
+// each owning 1/virtual_threads of every scratchpad. A fast analytic model prunes the tile sizes to
+// a few candidates under the scratchpad capacities (schedule_candidates()); lower_conv2d lowers
+// each and keeps the one whose instruction stream the stream cost model (stream_cost.h) times
+// fastest.
 #pragma once
 
 #include <cstdint>
@@ -72,15 +74,32 @@ struct Schedule {
   int64_t inp_region = 0, wgt_region = 0, acc_region = 0;
   int64_t win_h = 0;            ///< input rows of a full-height tile: (oh_tile-1)*sh + kh
   int64_t acc_tile_stride = 0;  ///< ACC rows per output-channel block in a tile: oh_tile*ow_tile
-  int64_t est_cycles = 0;       ///< cost-model estimate (cycles) of the whole layer
+  /// The pruning model's estimate (cycles) of the whole layer (schedule_candidates: the filter
+  /// that ranks the candidates to lower, not the final choice).
+  int64_t prune_cycles = 0;
+  /// The stream cost model's cycles of the layer's emitted instruction stream (estimate_cycles,
+  /// stream_cost.h; exact against the cycle model): set by lower_conv2d once the candidate is
+  /// lowered; 0 before.
+  int64_t est_cycles = 0;
   std::vector<Tile> tiles;      ///< in program order: nb, oc tile, row tile, column tile
-  /// One line, e.g. "tiles=8 oc_tile=2x16 oh_tile=7 ow_tile=14 ic_chunk=4 vthreads=2 ...".
+  /// One line, e.g. "tiles=8 oc_tile=2 oh_tile=7 ow_tile=14 ic_chunk=4 chunks=1 vthreads=2
+  /// const_rows=2", followed by " est_cycles=N" once est_cycles is set.
   std::string describe() const;
 };
 
-/// Picks the schedule. The cost model (cycles) applies the timing rules of
-/// docs/microarchitecture.md (the cycle model's; per-instruction rules from isa/timing.h)
-/// to the instructions the passes emit for each candidate, tile by tile in program order:
+/// The schedule candidates of one layer that lower_conv2d lowers to pick from, cheapest first by
+/// the PRUNING model below (ties: the earlier in enumeration order, i.e. the larger tiles); the
+/// first is the pruning model's best, so the final choice is never worse by the stream cost model
+/// than ranking by the pruning model alone. Each has its tiles, regions and prune_cycles set
+/// (est_cycles = 0).
+///
+/// The pruning model is a fast analytic estimate (cycles) that walks the tiles of a candidate
+/// without emitting its instructions, applying the timing rules of docs/microarchitecture.md
+/// (the cycle model's; per-instruction rules from isa/timing.h) to the instructions the passes
+/// emit, tile by tile in program order. It is a filter only: it models the stream coarsely (the
+/// stages are walked in program order, not time order; command queues never fill) and reads up
+/// to ~20% low against the cycle model, so it can rank two close candidates wrongly; the final
+/// choice is by the stream cost model on the lowered candidates. Its rules:
 ///  - load stage per tile and input-channel chunk: one LOAD INP per input block (requested the
 ///    cycle after its start, first beat dram_latency + 1 after the grant, one bus burst of
 ///    ceil(real columns * element bytes / bus_bytes) beats per real row, the zero-padding
@@ -95,37 +114,41 @@ struct Schedule {
 ///  - store stage: one STORE per output block (write beats from the cycle after the grant, done
 ///    at the write response dram_latency after them).
 /// Every module runs its instructions in order, the next starting the cycle after the previous
-/// one's done cycle; a stage starts when fetch has dispatched its
-/// first instruction (bursts of 8 instructions, no prefetch) and its dependency tokens are
-/// available (a load waits for the GEMMs that last used its virtual thread's INP/WGT half, a
-/// GEMM for its load, a tile's first compute work for the store that last used its ACC half, a
-/// store for the ALU work; a token is visible the cycle after its push); every transfer waits for
-/// the bus (served in grant order; see Bus in schedule.cc). The layer cost is the end of the stream (with the
-/// ending no-ops and FINISH), at least the beats the one bus moves, times the batch blocks.
+/// one's done cycle; a stage starts when fetch has dispatched its first instruction (bursts of 8
+/// instructions, no prefetch) and its dependency tokens are available (a load waits for the GEMMs
+/// that last used its virtual thread's INP/WGT half, a GEMM for its load, a tile's first compute
+/// work for the store that last used its ACC half, a store for the ALU work; a token is visible
+/// the cycle after its push); every transfer waits for the bus (served in grant order; see Bus in
+/// schedule.cc). The layer cost is the end of the stream (with the ending no-ops and FINISH), at
+/// least the beats the one bus moves, times the batch blocks.
+///
 /// Constraints per virtual thread: the INP window, the WGT tiles, the ACC tile + constant rows
 /// and the GEMM micro-op kernel each fit depth / virtual_threads entries (16 uops kept for ALU
 /// kernels). Candidates: oc_tile_blocks, oh_tile and ow_tile of the form ceil(extent / k)
-/// (balanced tiles), ic_chunk of the form ceil(max_nnz / k); the cheapest wins, ties going to the
-/// earliest (largest tiles). Knobs other than 0 fix their dimension. `const_rows`: ACC rows of
-/// per-channel constants per output block; `alu_ops`: ALU instructions per tile;
-/// `acc_init_tensor`: the accumulators of the tiles with an output window touching the padding
-/// start from a LOAD ACC of the init tensor instead of a GEMM reset (layer plan, plan.h); the
-/// other tiles reset; with `init_every_tile` every tile loads it; `scratch_regions` copies of the
-/// tile's accumulators follow the constant rows in ACC (LayerPlan::scratch_regions). Each virtual thread's scratchpad regions (Schedule::inp_region etc.) are
-/// sized by thread_region so that every index a micro-op names stays within uop_reach(cfg).
+/// (balanced tiles), ic_chunk of the form ceil(max_nnz / k). Knobs other than 0 fix their
+/// dimension. `const_rows`: ACC rows of per-channel constants per output block; `alu_ops`: ALU
+/// instructions per tile; `acc_init_tensor`: the accumulators of the tiles with an output window
+/// touching the padding start from a LOAD ACC of the init tensor instead of a GEMM reset (layer
+/// plan, plan.h); the other tiles reset; with `init_every_tile` every tile loads it;
+/// `scratch_regions` copies of the tile's accumulators follow the constant rows in ACC
+/// (LayerPlan::scratch_regions). Each virtual thread's scratchpad regions (Schedule::inp_region
+/// etc.) are sized by thread_region so that every index a micro-op names stays within
+/// uop_reach(cfg).
 /// Throws UserError naming the layer when a knob is out of range (virtual_threads < 1, tile
-/// sizes < 0 or above the layer's extent), and NoTileFits when no candidate fits (naming the
-/// smallest candidate, the constraint it fails, and the capacities).
-/// The UserError choose_schedule throws when no candidate fits the scratchpads (so that a
+/// sizes < 0 or above the layer's extent) or `filter` is (max_candidates < 1, band < 0), and
+/// NoTileFits when no candidate fits (naming the smallest candidate, the constraint it fails, and
+/// the capacities).
+/// The UserError schedule_candidates throws when no candidate fits the scratchpads (so that a
 /// caller can try other knobs, e.g. one virtual thread).
 class NoTileFits : public UserError {
  public:
   using UserError::UserError;
 };
 
-Schedule choose_schedule(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
-                         const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
-                         bool acc_init_tensor = false, bool init_every_tile = false, int scratch_regions = 0);
+std::vector<Schedule> schedule_candidates(const std::string& layer, const ConvGeometry& g, const isa::HwConfig& cfg,
+                                          const ScheduleKnobs& knobs, int64_t const_rows, int64_t alu_ops,
+                                          bool acc_init_tensor, bool init_every_tile, int scratch_regions,
+                                          const CandidateFilter& filter);
 
 /// A piece of weights to load: `entries` WGT entries from DRAM entry `dram` (relative to the
 /// weight segment) to WGT entry `sram`.
