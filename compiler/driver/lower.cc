@@ -133,7 +133,8 @@ std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnob
 accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const std::string& op,
                                           const isa::HwConfig& cfg,
                                           const std::vector<accel::ScheduleKnobs>& schedules,
-                                          const std::string& dump_ir_after) {
+                                          const std::string& dump_ir_after,
+                                          const accel::CandidateFilter& candidates) {
   TESSEL_CHECK(!schedules.empty(), "layer '{}': no schedule to try", layer.name);
   std::vector<isa::Program> deadlocked;
   std::string first_message;
@@ -144,6 +145,7 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
   for (size_t k = 0; k < schedules.size(); ++k) {
     accel::LowerOptions lo;
     lo.knobs = schedules[k];
+    lo.candidates = candidates;
     lo.dump_ir_after = dump_ir_after;
     lo.verify = false;  // verified below, so a queue-depth deadlock can be told from a bug
     accel::LoweredLayer lowered;

@@ -54,11 +54,15 @@ std::vector<accel::ScheduleKnobs> queue_safe_schedules(const accel::ScheduleKnob
 /// requested schedule, ..., does not fit: <why>)" ending LoweredLayer::schedule), and when none
 /// fits or deadlocks the requested schedule's NoTileFits is thrown. Each schedule is lowered once with LowerOptions::verify = false and
 /// checked here with isa::check_program; a stream that fails any rule other than the deadlock
-/// check is a bug: InternalError naming the layer and the first diagnostic.
+/// check is a bug: InternalError naming the layer and the first diagnostic. `candidates`: the
+/// schedule candidates lower_conv2d lowers per schedule (LowerOptions::candidates); a candidate
+/// whose stream deadlocks loses to any that runs, so a schedule deadlocks only when all of its
+/// candidates do.
 accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const std::string& op,
                                           const isa::HwConfig& cfg,
                                           const std::vector<accel::ScheduleKnobs>& schedules,
-                                          const std::string& dump_ir_after = "");
+                                          const std::string& dump_ir_after = "",
+                                          const accel::CandidateFilter& candidates = {});
 
 /// Lowers `g` into `result.exe` and `result.layers`; loop-IR dumps requested through
 /// opts.dump_ir_after are appended to `result.ir_dump`. Offloaded layers are lowered by

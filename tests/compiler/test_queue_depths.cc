@@ -35,10 +35,17 @@ ScheduleKnobs knobs(int vt, int oc_tile = 0, int ic_chunk = 0, int oh_tile = 0) 
   return k;
 }
 
+/// The pruning model's first candidate only: the driver's fallbacks below are tested on the
+/// schedule it alone would pick (the default, several candidates ranked by the stream cost model,
+/// skips a deadlocking candidate when another runs: StreamModelSkipsDeadlockingCandidates).
+const accel::CandidateFilter kFirstOnly{1, 0.0};
+
 /// True if the backend's own lowering (which verifies with cfg's depths) accepts `k`.
-bool backend_accepts(const AccelLayer& l, const isa::HwConfig& cfg, const ScheduleKnobs& k) {
+bool backend_accepts(const AccelLayer& l, const isa::HwConfig& cfg, const ScheduleKnobs& k,
+                     const accel::CandidateFilter& candidates = kFirstOnly) {
   accel::LowerOptions lo;
   lo.knobs = k;
+  lo.candidates = candidates;
   try {
     (void)accel::lower_conv2d(l, cfg, lo);
     return true;
@@ -50,7 +57,7 @@ bool backend_accepts(const AccelLayer& l, const isa::HwConfig& cfg, const Schedu
 
 std::string user_error_of(const AccelLayer& l, const isa::HwConfig& cfg, const std::vector<ScheduleKnobs>& s) {
   try {
-    (void)driver::lower_offloaded_layer(l, "Conv", cfg, s);
+    (void)driver::lower_offloaded_layer(l, "Conv", cfg, s, "", kFirstOnly);
   } catch (const UserError& e) {
     return e.what();
   }
@@ -98,7 +105,7 @@ TEST(QueueDepths, DeadlockingScheduleFallsBackToOneVirtualThread) {
   const isa::HwConfig cfg = with_depths(8, 1);
   ASSERT_FALSE(backend_accepts(l, cfg, knobs(2)));  // what used to be an internal error
   const LoweredLayer low =
-      driver::lower_offloaded_layer(l, "Conv", cfg, driver::queue_safe_schedules(ScheduleKnobs{}));
+      driver::lower_offloaded_layer(l, "Conv", cfg, driver::queue_safe_schedules(ScheduleKnobs{}), "", kFirstOnly);
   EXPECT_NE(low.schedule.find("vthreads=1"), std::string::npos) << low.schedule;
   EXPECT_NE(low.schedule.find("deadlocks with CMD_QUEUE_DEPTH=8, TOKEN_QUEUE_DEPTH=1"), std::string::npos)
       << low.schedule;
@@ -116,7 +123,7 @@ TEST(QueueDepths, OneOutputBlockPerTileWhenOneVirtualThreadIsNotEnough) {
   ASSERT_FALSE(backend_accepts(l, cfg, knobs(2)));
   ASSERT_FALSE(backend_accepts(l, cfg, knobs(1)));
   const LoweredLayer low =
-      driver::lower_offloaded_layer(l, "Conv", cfg, driver::queue_safe_schedules(ScheduleKnobs{}));
+      driver::lower_offloaded_layer(l, "Conv", cfg, driver::queue_safe_schedules(ScheduleKnobs{}), "", kFirstOnly);
   EXPECT_NE(low.schedule.find("oc_tile=1 "), std::string::npos) << low.schedule;
   EXPECT_NE(low.schedule.find("vthreads=1"), std::string::npos) << low.schedule;
   EXPECT_TRUE(isa::check_program(low.program).empty());
@@ -169,6 +176,25 @@ TEST(QueueDepths, DepthsNeededAreTheMinimumOverTheSchedulesTried) {
   EXPECT_TRUE(backend_accepts(l, with_depths(2, 1), knobs(1)));
   EXPECT_TRUE(backend_accepts(l, with_depths(1, 2), knobs(1)));
   EXPECT_FALSE(backend_accepts(l, with_depths(4, 1), knobs(2)));
+}
+
+// With the default candidates, a deadlocking candidate loses to any candidate of the same knobs
+// whose stream runs: 'wide' at depths 1/1 and the kws layer with TOKEN_QUEUE_DEPTH=1 and a deep
+// command queue, whose pruning-model choices deadlock (above), get a running schedule without a
+// fallback.
+TEST(QueueDepths, StreamModelSkipsDeadlockingCandidates) {
+  const accel::CandidateFilter defaults;
+  const AccelLayer wide = two_block_layer();
+  ASSERT_FALSE(backend_accepts(wide, with_depths(1, 1), knobs(1)));
+  EXPECT_TRUE(backend_accepts(wide, with_depths(1, 1), knobs(1), defaults));
+  const AccelLayer kws = kws_first_layer();
+  ASSERT_FALSE(backend_accepts(kws, with_depths(1 << 24, 1), knobs(2)));
+  EXPECT_TRUE(backend_accepts(kws, with_depths(1 << 24, 1), knobs(2), defaults));
+  const LoweredLayer low = driver::lower_offloaded_layer(wide, "Conv", with_depths(1, 1), {knobs(1)});
+  EXPECT_TRUE(isa::check_program(low.program).empty());
+  EXPECT_EQ(low.schedule.find("deadlocks"), std::string::npos) << low.schedule;
+  const auto in = accel::testing::make_input(wide.params, 9);
+  EXPECT_EQ(accel::testing::run_on_fsim(low, wide.params, in), accel::testing::reference(wide, in));
 }
 
 TEST(QueueDepths, FirstScheduleUserErrorsPropagate) {

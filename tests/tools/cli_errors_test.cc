@@ -492,7 +492,7 @@ TEST(CliErrors, ConfigOfOtherHardwareNamesTheKey) {
   write(tq1, "{\"TOKEN_QUEUE_DEPTH\": 1}");
   expect_error(run_cli({"run", tsx, "--input", kDigit0, "--config", tq1}), 1,
                "program 0 ('Convolution28_quant') cannot run with CMD_QUEUE_DEPTH=512, TOKEN_QUEUE_DEPTH=1 (it was "
-               "compiled for 512 and 1024): insn 10 (GEMM): deadlock: the load module at insn 39 (LOAD INP) waits to "
+               "compiled for 512 and 1024): insn 10 (GEMM): deadlock: the load module at insn 37 (LOAD INP) waits to "
                "push token queue l2g (load->compute), which is full (1 tokens, TOKEN_QUEUE_DEPTH=1)");
   ASSERT_EQ(run_cli({"compile", kMnistInt8, "--config", tq1, "-o", tsx_tq1}).exit_code, 0);
   EXPECT_EQ(run_cli({"run", tsx_tq1, "--input", kDigit0, "--config", tq1}).exit_code, 0);
