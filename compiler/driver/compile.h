@@ -103,9 +103,9 @@ struct PassInfo {
 
 /// The pass registry: every pass in pipeline order (graph, driver, tir, backend, loop-ir), with
 /// level and summary (tessel compile --dump-ir list). A name is unique within its level; one
-/// name at two levels (the TIR and loop-IR backends both have inject_dma_copy, tensorize_gemm and
-/// fold_uop_loops) names the pass of each: a dump after it shows every kernel's IR after the
-/// pass of that name on the path the kernel took.
+/// name at two levels (the TIR and loop-IR backends both have inject_dma_copy, tensorize_gemm,
+/// inject_virtual_threads and fold_uop_loops) names the pass of each: a dump after it shows
+/// every kernel's IR after the pass of that name on the path the kernel took.
 std::vector<PassInfo> pass_list();
 
 /// The distinct names of pass_list() in order (the valid --dump-ir names besides "all").
