@@ -48,25 +48,30 @@ void check_dump_ir(const std::string& pass) {
   }
 }
 
-/// --dump-ir list: every pass in order with its level and what it does.
+/// --dump-ir list: every pass of the registry (compiler::pass_list()) in order with its level and
+/// what it does.
 void print_pass_list(std::ostream& out) {
-  out << "passes in order (graph: once per model; kernel, accel: per offloaded layer):\n";
+  out << "passes in order (graph: once per model; tir, backend: per kernel lowered through TIR; "
+         "loop-ir: per offloaded layer of the loop-IR backend):\n";
   for (const compiler::PassInfo& p : compiler::pass_list())
     out << fmt::format("  {:<7} {:<24} {}\n", p.level, p.name, p.summary);
 }
 
-/// One line per pass: name and milliseconds.
+/// One line per pass: level (per-kernel passes only), name and milliseconds.
 void print_timings(const std::vector<compiler::PassTiming>& timings, std::ostream& out) {
-  for (const compiler::PassTiming& p : timings) out << fmt::format("  {:<32} {:8.2f} ms\n", p.pass, p.ms);
+  for (const compiler::PassTiming& p : timings) {
+    const std::string name = p.level.empty() ? p.pass : fmt::format("{:<7} {}", p.level, p.pass);
+    out << fmt::format("  {:<32} {:8.2f} ms\n", name, p.ms);
+  }
 }
 
-/// --time-passes: the model-level stages (wall time), then the per-layer passes summed over the
+/// --time-passes: the model-level stages (wall time), then the per-kernel passes summed over the
 /// offloaded layers (thread time).
 void print_pass_times(const compiler::CompileResult& cr, std::ostream& out) {
   out << "pass times (wall, ms):\n";
   print_timings(cr.pass_timings, out);
   if (cr.kernel_pass_timings.empty()) return;
-  out << "per-layer passes (summed over the offloaded layers, thread time, ms):\n";
+  out << "per-kernel passes (summed over the offloaded layers, thread time, ms):\n";
   print_timings(cr.kernel_pass_timings, out);
 }
 

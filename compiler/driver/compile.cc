@@ -35,13 +35,15 @@ std::vector<PassInfo> pass_list() {
   std::vector<PassInfo> v;
   for (const auto& p : passes::graph_pipeline()) v.push_back({p.name, "graph", p.summary});
   v.push_back({"lower", "driver", "the graph to the executable; offloaded layers lowered in parallel"});
-  for (const auto& p : driver::accel_pass_list()) v.push_back(p);
+  for (const auto& p : driver::kernel_pass_list()) v.push_back(p);
   return v;
 }
 
 std::vector<std::string> pass_names() {
   std::vector<std::string> names;
-  for (const PassInfo& p : pass_list()) names.push_back(p.name);
+  for (const PassInfo& p : pass_list()) {
+    if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  }
   return names;
 }
 
@@ -76,8 +78,9 @@ CompileResult compile_graph(ir::Graph g, const std::vector<frontend::DeclaredInp
   CompileResult result;
   result.pass_timings.push_back({"import", import_ms});
   std::vector<passes::PassTime> times;
-  std::vector<std::string> later = {"lower"};
-  for (const auto& n : driver::accel_pass_names()) later.push_back(n);
+  std::vector<std::string> later;
+  for (const PassInfo& p : pass_list())
+    if (p.level != "graph") later.push_back(p.name);
   passes::run_pipeline(g, ctx, opts.dump_ir_after, &times, &result.ir_dump, later);
   for (const auto& t : times) result.pass_timings.push_back({t.pass, t.ms});
 

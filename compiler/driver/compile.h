@@ -53,19 +53,22 @@ struct LayerInfo {
 };
 
 /// Wall time of one compiler stage (milliseconds), in order: "import" (ONNX to graph IR), the
-/// graph passes of passes::graph_pipeline(), "lower".
+/// graph passes of passes::graph_pipeline(), "lower". For the per-kernel passes `level` is the
+/// pass's PassInfo::level (several levels have passes of one name); empty for the model stages.
 struct PassTiming {
   std::string pass;
   double ms = 0;
+  std::string level;
 };
 
 struct CompileResult {
   runtime::Executable exe;
   std::vector<LayerInfo> layers;
   std::vector<PassTiming> pass_timings;
-  /// Per-layer passes (the "kernel" and "accel" levels of pass_list(), in that order, then
-  /// "verify"): milliseconds summed over the offloaded layers. Layers are lowered on
-  /// CompileOptions::jobs threads, so the sum is thread time and can exceed "lower"'s wall time.
+  /// Per-kernel passes (the "tir", "backend" and "loop-ir" levels of pass_list(), then
+  /// "verify" at level "backend"): milliseconds summed over the offloaded layers, one entry per
+  /// (level, pass) in order of first appearance. Layers are lowered on CompileOptions::jobs
+  /// threads, so the sum is thread time and can exceed "lower"'s wall time.
   std::vector<PassTiming> kernel_pass_timings;
   std::string ir_dump;
   bool quantized_by_tessel = false;  ///< the model was float and Tessel quantised it
@@ -85,20 +88,28 @@ CompileResult compile_onnx(const std::string& onnx_path, const CompileOptions& o
 /// (no IoError: nothing is read).
 CompileResult compile_onnx_bytes(const std::string& bytes, const std::string& what, const CompileOptions& opts);
 
-/// Names of the graph passes and loop-IR passes in pipeline order (for --dump-ir).
-std::vector<std::string> pass_names();
-
-/// One entry of the compiler's pass list: `level` is "graph" (passes::graph_pipeline(), once per
-/// model), "driver" (lower: the graph to the executable), "kernel" (per offloaded layer: the
-/// schedule search) or "accel" (per offloaded layer, the accelerator backend's passes, in
-/// order); `summary` says what it does in one line.
+/// One entry of the compiler's pass registry. `level` is one of
+///  - "graph": passes::graph_pipeline(), once per model;
+///  - "driver": lower, the graph to the executable (it runs the per-kernel levels below);
+///  - "tir": per kernel on the TIR path, the PrimFunc -> PrimFunc passes of the accelerator's
+///    tir::PassManager (accel_tir::tir_pipeline(), compiler/backend/accel/tir/accel_tir.h);
+///  - "backend": per kernel on the TIR path, the code generator after them (emit_instructions);
+///  - "loop-ir": per offloaded layer on the loop-IR path (compiler/backend/accel, the layers not
+///    yet lowered through TIR): the schedule search, then accel::pass_pipeline().
+/// `summary` says what the pass does in one line.
 struct PassInfo {
   std::string name, level, summary;
 };
 
-/// Every pass in pipeline order, with level and summary (tessel compile --dump-ir list); the
-/// names are pass_names().
+/// The pass registry: every pass in pipeline order (graph, driver, tir, backend, loop-ir), with
+/// level and summary (tessel compile --dump-ir list). A name is unique within its level; one
+/// name at two levels (the TIR and loop-IR backends both have inject_dma_copy, tensorize_gemm,
+/// inject_virtual_threads and fold_uop_loops) names the pass of each: a dump after it shows
+/// every kernel's IR after the pass of that name on the path the kernel took.
 std::vector<PassInfo> pass_list();
+
+/// The distinct names of pass_list() in order (the valid --dump-ir names besides "all").
+std::vector<std::string> pass_names();
 
 /// The float reference: the ONNX model evaluated as written, on the CPU, in float32 (QDQ and
 /// QLinear operators with ONNX Runtime's semantics: round half to even, saturation).

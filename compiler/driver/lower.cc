@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "compiler/backend/accel/passes.h"
+#include "compiler/backend/accel/tir/accel_tir.h"
 #include "compiler/ir/qnn_attrs.h"
 #include "isa/verifier.h"
 #include "support/error.h"
@@ -200,16 +201,57 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
                    needed_depths(deadlocked, cfg));
 }
 
-std::vector<PassInfo> accel_pass_list() {
-  std::vector<PassInfo> v = {{"schedule", "kernel", "tile sizes, input-channel chunk and virtual threads by the cost model"}};
-  for (const accel::Pass& p : accel::pass_pipeline()) v.push_back({p.name, "accel", p.summary});
+std::vector<std::string> loop_ir_pass_names() {
+  std::vector<std::string> names = {"schedule"};
+  for (const accel::Pass& p : accel::pass_pipeline()) names.emplace_back(p.name);
+  return names;
+}
+
+std::vector<PassInfo> kernel_pass_list() {
+  std::vector<PassInfo> v;
+  const tir::PassManager pipeline = accel_tir::tir_pipeline(isa::HwConfig{});
+  for (const tir::FuncPass& p : pipeline.passes()) v.push_back({p.name, "tir", p.summary});
+  const std::vector<std::string>& stages = accel_tir::pass_names();
+  for (size_t k = v.size(); k < stages.size(); ++k)
+    v.push_back({stages[k], "backend", "TIR with the accelerator's intrinsics -> instructions, micro-ops, tokens; verifier"});
+  v.push_back({"schedule", "loop-ir", "tile sizes, input-channel chunk and virtual threads by the cost model"});
+  for (const accel::Pass& p : accel::pass_pipeline()) v.push_back({p.name, "loop-ir", p.summary});
   return v;
 }
 
-std::vector<std::string> accel_pass_names() {
-  std::vector<std::string> names;
-  for (const PassInfo& p : accel_pass_list()) names.push_back(p.name);
-  return names;
+std::string kernel_dump_after(const std::string& dump_ir_after, const std::vector<std::string>& stages) {
+  if (dump_ir_after == "all") return dump_ir_after;
+  return std::find(stages.begin(), stages.end(), dump_ir_after) != stages.end() ? dump_ir_after : std::string();
+}
+
+void add_kernel_timings(const std::vector<std::pair<std::string, double>>& pass_ms, bool tir_path,
+                        CompileResult& result) {
+  const std::vector<std::string> tir_names = accel_tir::tir_pipeline(isa::HwConfig{}).names();
+  for (const auto& [pass, ms] : pass_ms) {
+    std::string level;
+    if (tir_path) {
+      level = std::find(tir_names.begin(), tir_names.end(), pass) != tir_names.end() ? "tir" : "backend";
+    } else {
+      level = pass == "verify" ? "backend" : "loop-ir";
+    }
+    auto it = std::find_if(result.kernel_pass_timings.begin(), result.kernel_pass_timings.end(),
+                           [&](const PassTiming& t) { return t.pass == pass && t.level == level; });
+    if (it == result.kernel_pass_timings.end()) {
+      result.kernel_pass_timings.push_back({pass, ms, level});
+    } else {
+      it->ms += ms;
+    }
+  }
+}
+
+std::string kernel_dump(const std::string& layer, const std::vector<std::pair<std::string, std::string>>& ir_after) {
+  if (ir_after.empty()) return "";
+  std::string s = fmt::format("; layer {}\n", layer);
+  for (const auto& [pass, text] : ir_after) {
+    s += fmt::format("; after {}\n{}", pass, text);
+    if (text.empty() || text.back() != '\n') s += "\n";
+  }
+  return s;
 }
 
 std::string dump_executable(const runtime::Executable& exe) {
@@ -267,11 +309,8 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
   exe.outputs = g.outputs;
 
   std::string accel_dump;
-  // Loop-IR dumps: "all", or the name of one of the accelerator backend's passes.
-  std::string accel_dump_after;
-  if (opts.dump_ir_after == "all") accel_dump_after = "all";
-  for (const std::string& name : accel_pass_names())
-    if (name == opts.dump_ir_after) accel_dump_after = name;
+  // Loop-IR dumps: "all", or the name of one of the loop-IR backend's passes.
+  const std::string accel_dump_after = kernel_dump_after(opts.dump_ir_after, loop_ir_pass_names());
   // The offloaded layers are independent: lower them on a pool of threads (each result in its
   // own slot, so the executable does not depend on the thread count), then assemble in order.
   std::vector<size_t> accel_nodes;
@@ -340,15 +379,7 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
     info.macs = step_macs(g, n);
     if (n.placement == runtime::Placement::kAccel) {
       accel::LoweredLayer& lowered = lowered_layers[next_accel++];
-      for (const auto& [pass, ms] : lowered.pass_ms) {
-        auto it = std::find_if(result.kernel_pass_timings.begin(), result.kernel_pass_timings.end(),
-                               [&](const PassTiming& t) { return t.pass == pass; });
-        if (it == result.kernel_pass_timings.end()) {
-          result.kernel_pass_timings.push_back({pass, ms});
-        } else {
-          it->ms += ms;
-        }
-      }
+      add_kernel_timings(lowered.pass_ms, /*tir_path=*/false, result);
       if (!lowered.ir_dump.empty()) accel_dump += fmt::format("; layer {}\n{}", n.name, lowered.ir_dump);
       info.ideal_gemm_uops = lowered.ideal_gemm_uops;
       info.dram_bytes = program_dram_bytes(lowered.program);

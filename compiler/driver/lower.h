@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/driver/compile.h"
@@ -17,9 +18,30 @@ namespace tessel::compiler::driver {
 /// costs no DRAM bytes).
 uint64_t program_dram_bytes(const isa::Program& p);
 
-/// Names of the accelerator backend's loop-IR dumps: "schedule" (the initial loop IR) then the
-/// passes of accel::pass_pipeline() in order.
-std::vector<std::string> accel_pass_names();
+/// Names of the loop-IR backend's dumps: "schedule" (the initial loop IR) then the passes of
+/// accel::pass_pipeline() in order.
+std::vector<std::string> loop_ir_pass_names();
+
+/// The per-kernel part of the pass registry (compile.h, pass_list()), in order: the TIR passes
+/// of accel_tir::tir_pipeline() (level "tir"), emit_instructions (level "backend"), then the
+/// loop-IR backend's "schedule" and accel::pass_pipeline() (level "loop-ir").
+std::vector<PassInfo> kernel_pass_list();
+
+/// The dump name to give a kernel's backend whose stage names are `stages`: `dump_ir_after`
+/// when it is "all" or one of `stages`, otherwise "" (the pass is at another level).
+std::string kernel_dump_after(const std::string& dump_ir_after, const std::vector<std::string>& stages);
+
+/// Adds one kernel's (pass, milliseconds) list to result.kernel_pass_timings, summing per
+/// (level, pass). `tir_path`: the kernel went through accel_tir::build_accel_program (its TIR
+/// passes at level "tir", the rest at "backend"); otherwise through the loop-IR backend (level
+/// "loop-ir", except the driver's "verify" at "backend").
+void add_kernel_timings(const std::vector<std::pair<std::string, double>>& pass_ms, bool tir_path,
+                        CompileResult& result);
+
+/// One kernel's dumps as they appear in CompileResult::ir_dump: "; layer <layer>\n" then, per
+/// (pass, text) of `ir_after` (BuildReport::ir_after of build_accel_program), "; after
+/// <pass>\n<text>" with a newline added where the text lacks one. "" when ir_after is empty.
+std::string kernel_dump(const std::string& layer, const std::vector<std::pair<std::string, std::string>>& ir_after);
 
 /// Text listing of an Executable (the dump after "lower"): one line per tensor (index, name,
 /// dtype, shape, layout, quantisation, "const" with its byte count) and per step (index, op,
@@ -64,15 +86,12 @@ accel::LoweredLayer lower_offloaded_layer(const accel::AccelLayer& layer, const 
                                           const std::string& dump_ir_after = "",
                                           const accel::CandidateFilter& candidates = {});
 
-/// Lowers `g` into `result.exe` and `result.layers`; loop-IR dumps requested through
-/// opts.dump_ir_after are appended to `result.ir_dump`. Offloaded layers are lowered by
-/// lower_offloaded_layer() with queue_safe_schedules(opts.knobs). Throws InternalError if a node
-/// is not a Tessel kernel node or a value has a type the executable cannot hold, and what
-/// lower_offloaded_layer throws (UserError naming the layer) for offloaded layers.
-/// The per-layer passes in order: "schedule" (level "kernel"), then accel::pass_pipeline()
-/// (level "accel"); names as accel_pass_names().
-std::vector<PassInfo> accel_pass_list();
-
+/// Lowers `g` into `result.exe` and `result.layers`; per-kernel dumps requested through
+/// opts.dump_ir_after are appended to `result.ir_dump`, per-kernel pass times to
+/// result.kernel_pass_timings. Offloaded layers are lowered by lower_offloaded_layer() with
+/// queue_safe_schedules(opts.knobs). Throws InternalError if a node is not a Tessel kernel node
+/// or a value has a type the executable cannot hold, and what lower_offloaded_layer throws
+/// (UserError naming the layer) for offloaded layers.
 void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, CompileResult& result);
 
 }  // namespace tessel::compiler::driver

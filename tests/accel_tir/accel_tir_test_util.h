@@ -18,6 +18,7 @@
 #include "compiler/target/accel_intrin.h"
 #include "compiler/tir/function.h"
 #include "compiler/tir/intrinsics.h"
+#include "compiler/tir/transforms/renew_defs.h"
 #include "isa/config.h"
 #include "runtime/device.h"
 #include "support/error.h"
@@ -117,9 +118,10 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
   auto compute = [&](Expr v) {
     Var i("i"), j("j"), q("q");
     auto acc = [&]() { return tir::intrin::access_ptr(c_buf, v * int(c_rows) + i * tn + j, 1, 3); };
+    // every kernel binds its own loop variables (single assignment: tir's verifier)
     auto nest = [&](Stmt body) {
-      return tir::for_loop(i, 0, tm, tir::ForKind::kSerial,
-                           tir::for_loop(j, 0, tn, tir::ForKind::kSerial, body));
+      return tir::transforms::renew_defs(tir::for_loop(i, 0, tm, tir::ForKind::kSerial,
+                                                       tir::for_loop(j, 0, tn, tir::ForKind::kSerial, body)));
     };
     auto kernel = [&](int kind, Stmt body) {
       return tir::attr_stmt(Expr(), std::string(ta::kUopKernel), kind, body);

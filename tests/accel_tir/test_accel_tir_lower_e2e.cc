@@ -138,10 +138,15 @@ TEST(AccelTirLowerE2e, DumpsAndTimingsCoverTheLoweringPasses) {
   const MatmulTir t = make_matmul_loops(cfg, MatmulSpec{});
   BuildOptions o;
   o.dump_ir_after = "all";
+  o.verify_ir = true;  // the TIR after every pass is well formed
   BuildReport rep;
   build_accel_program(t.func, cfg, t.segments, o, &rep);
-  ASSERT_EQ(rep.ir_after.size(), 7u);
-  ASSERT_EQ(rep.pass_ms.size(), 6u);
+  ASSERT_EQ(rep.ir_after.size(), pass_names().size() + 1);  // input, every pass
+  ASSERT_EQ(rep.pass_ms.size(), pass_names().size());
+  for (size_t k = 0; k < pass_names().size(); ++k) {
+    EXPECT_EQ(rep.pass_ms[k].first, pass_names()[k]);
+    EXPECT_EQ(rep.ir_after[k + 1].first, pass_names()[k]);
+  }
   EXPECT_EQ(rep.pass_ms[0].first, "inject_dma_copy");
   EXPECT_EQ(rep.ir_after[1].first, "inject_dma_copy");
   EXPECT_EQ(rep.ir_after[2].first, "tensorize_gemm");

@@ -1,4 +1,4 @@
-// transforms/loop_partition: before/after pairs, and runs of the loop nest before and after the
+// transforms/loop_partition: before/after pairs, a before/after golden, and runs of the loop nest before and after the
 // pass on the reference interpreter (tir_interpreter.h): the same stores happen in the same order.
 #include <gtest/gtest.h>
 
@@ -136,6 +136,7 @@ TEST(TransformLoopPartition, PrimFuncIsWellFormed) {
                                   for_loop(ii2, 0, 8, ForKind::kSerial, buffer_store(a, ii2, {io2 * 8 + ii2}))),
                          for_loop(ii3, 0, 6, ForKind::kSerial, buffer_store(a, ii3, {ii3 + 24}))}));
   expect_same_func(after, expected);
+  testing::expect_before_after_golden("transform_loop_partition.tir", "loop_partition", before, after);
 }
 
 // Tiled loops over every (size, tile) pair and condition form: the same stores in the same order.

@@ -1,4 +1,4 @@
-// transforms/simplify: before/after pairs (TVM's CompareBeforeAfter style).
+// transforms/simplify: before/after pairs (TVM's CompareBeforeAfter style) and a before/after golden.
 #include <gtest/gtest.h>
 
 #include "compiler/tir/intrinsics.h"
@@ -112,6 +112,7 @@ TEST(TransformSimplify, PrimFunc) {
   PrimFunc expected("f", {a}, {{a, ab}},
                     for_loop(i2, 0, 8, ForKind::kSerial, for_loop(j2, 0, 8, ForKind::kSerial, buffer_store(ab, i2, {i2, j2}))));
   expect_same_func(simplify(before), expected);
+  testing::expect_before_after_golden("transform_simplify.tir", "simplify", before, simplify(before));
   PrimFunc done = simplify(expected);
   EXPECT_EQ(done.get(), expected.get());
 }

@@ -32,6 +32,13 @@ inline void expect_golden_in(const std::string& dir, const std::string& name, co
 /// Compares `text` with tests/golden/tir/<name>.
 inline void expect_golden(const std::string& name, const std::string& text) { expect_golden_in("tir", name, text); }
 
+/// A pass's before/after golden: tests/golden/tir/<name> holds "// before\n", the function
+/// before the pass, "// after <pass>\n" and the function after it (printer.h's text).
+inline void expect_before_after_golden(const std::string& name, const std::string& pass, const PrimFunc& before,
+                                       const PrimFunc& after) {
+  expect_golden(name, "// before\n" + to_text(before) + "// after " + pass + "\n" + to_text(after));
+}
+
 /// `after` must be well formed and structurally equal to `expected`.
 inline void expect_same_func(const PrimFunc& after, const PrimFunc& expected) {
   std::vector<std::string> errs = verify(after);

@@ -256,6 +256,18 @@ TEST(CliGolden, RunsACompiledExecutable) {
   EXPECT_EQ(j["outputs"][0]["error_vs_reference"]["reference_top1"], 7);
 }
 
+// `tessel compile --dump-ir list` (and `tessel run --dump-ir list`): the pass registry in order
+// (graph, driver, tir, backend, loop-ir) with levels and summaries, byte for byte.
+TEST(CliGolden, DumpIrListIsThePassRegistry) {
+  const std::string golden = read_text(std::string(TESSEL_SOURCE_DIR) + "/tests/golden/tools/dump_ir_list.golden");
+  const CliResult c = run_cli({"compile", kMnistInt8, "--dump-ir", "list"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.out, golden);
+  const CliResult r = run_cli({"run", kMnistInt8, "--dump-ir", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, golden);
+}
+
 // --dump-ir abbreviates per-channel arrays (kws01 has 64 channels): "first 8 values,... (64
 // values)" instead of 64 values, so no line is kilobytes long.
 TEST(CliGolden, DumpIrAbbreviatesLongPerChannelArrays) {

@@ -2,23 +2,47 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
 #include "compiler/backend/accel/tir/allocate_scratchpads.h"
 #include "compiler/backend/accel/tir/emit_instructions.h"
 #include "compiler/backend/accel/tir/fold_uop_loops.h"
 #include "compiler/backend/accel/tir/inject_alu.h"
 #include "compiler/backend/accel/tir/inject_dma_copy.h"
 #include "compiler/backend/accel/tir/tensorize_gemm.h"
-#include "compiler/tir/printer.h"
+#include "compiler/tir/transforms/inject_virtual_threads.h"
 #include "isa/asm.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel_tir {
 
+namespace {
+constexpr const char* kEmitStage = "emit_instructions";
+}  // namespace
+
+
+tir::PassManager tir_pipeline(const isa::HwConfig& cfg) {
+  // the passes run with cfg validated by build_accel_program
+  return tir::PassManager({
+      {"inject_dma_copy", "copy loop nests under pragma_dma_copy -> accel.dma_load / dma_store (with zero pads)",
+       [cfg](const tir::PrimFunc& f) { return inject_dma_copy(f, cfg); }},
+      {"tensorize_gemm", "GEMM and acc-init loop nests -> accel.gemm_uop micro-op kernels",
+       [cfg](const tir::PrimFunc& f) { return tensorize_gemm(f, cfg); }},
+      {"inject_alu", "element-wise acc loop nests under pragma_alu -> accel.alu_uop kernels",
+       [cfg](const tir::PrimFunc& f) { return inject_alu(f, cfg); }},
+      {"inject_virtual_threads", "virtual-thread loops -> the threads' statements interleaved, allocations replicated",
+       [](const tir::PrimFunc& f) { return tir::transforms::inject_virtual_threads(f); }},
+      {"allocate_scratchpads", "inp/wgt/acc/uop allocations -> scratchpad row offsets",
+       [cfg](const tir::PrimFunc& f) { return allocate_scratchpads(f, cfg); }},
+      {"fold_uop_loops", "the loops inside each micro-op kernel -> the GEMM/ALU instruction's loop nest",
+       [cfg](const tir::PrimFunc& f) { return fold_uop_loops(f, cfg); }},
+  });
+}
+
 const std::vector<std::string>& pass_names() {
-  static const std::vector<std::string> kNames = {"inject_dma_copy",      "tensorize_gemm", "inject_alu",
-                                                  "allocate_scratchpads", "fold_uop_loops", "emit_instructions"};
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> v = tir_pipeline(isa::HwConfig{}).names();
+    v.emplace_back(kEmitStage);
+    return v;
+  }();
   return kNames;
 }
 
@@ -26,46 +50,25 @@ isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cf
                                  const std::vector<SegmentSpec>& segments, const BuildOptions& opts,
                                  BuildReport* report) {
   cfg.validate();
-  const std::string& want = opts.dump_ir_after;
-  bool known = want.empty() || want == "all" || want == "input";
-  for (const std::string& n : pass_names()) known = known || want == n;
-  if (!known) {
-    std::string names = "input";
-    for (const std::string& n : pass_names()) names += ", " + n;
-    throw_user_error("unknown pass '{}' for dump_ir_after (passes: {}, all)", want, names);
-  }
+  const tir::PassManager pipeline = tir_pipeline(cfg);
+  pipeline.check_dump_after(opts.dump_ir_after, {kEmitStage});
   BuildReport local;
   BuildReport& r = report ? *report : local;
   r = BuildReport{};
-  auto dump = [&](const std::string& name, const std::string& text) {
-    if (want == "all" || want == name) r.ir_after.emplace_back(name, text);
-  };
-  dump("input", tir::to_text(f));
-  // the ordered pass list
-  using Clock = std::chrono::steady_clock;
-  auto timed = [&](const char* name, auto&& run) {
-    const Clock::time_point t0 = Clock::now();
-    auto out = run();
-    r.pass_ms.emplace_back(name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    return out;
-  };
-  const tir::PrimFunc copied = timed("inject_dma_copy", [&] { return inject_dma_copy(f, cfg); });
-  dump("inject_dma_copy", tir::to_text(copied));
-  const tir::PrimFunc tensorized = timed("tensorize_gemm", [&] { return tensorize_gemm(copied, cfg); });
-  dump("tensorize_gemm", tir::to_text(tensorized));
-  const tir::PrimFunc alu = timed("inject_alu", [&] { return inject_alu(tensorized, cfg); });
-  dump("inject_alu", tir::to_text(alu));
-  const tir::PrimFunc allocated = timed("allocate_scratchpads", [&] { return allocate_scratchpads(alu, cfg); });
-  dump("allocate_scratchpads", tir::to_text(allocated));
-  const tir::PrimFunc folded = timed("fold_uop_loops", [&] { return fold_uop_loops(allocated, cfg); });
-  dump("fold_uop_loops", tir::to_text(folded));
-  isa::Program prog = timed("emit_instructions",
-                            [&] { return emit_instructions(folded, cfg, segments, &r.explicit_tokens); });
-  dump("emit_instructions", isa::disasm_listing(prog.insns, prog.uops));
+  tir::PassTrace trace;
+  tir::PassRunOptions ro;
+  ro.dump_after = opts.dump_ir_after;
+  ro.verify = opts.verify_ir;
+  const tir::PrimFunc lowered = pipeline.run(f, ro, &trace);
+  isa::Program prog = tir::run_timed_stage(
+      kEmitStage, &trace, [&] { return emit_instructions(lowered, cfg, segments, &r.explicit_tokens); });
+  if (tir::dump_selects(opts.dump_ir_after, kEmitStage))
+    trace.ir_after.emplace_back(kEmitStage, isa::disasm_listing(prog.insns, prog.uops));
+  r.ir_after = std::move(trace.ir_after);
+  r.pass_ms = std::move(trace.pass_ms);
 
   r.instructions = static_cast<int64_t>(prog.insns.size());
   r.uops = static_cast<int64_t>(prog.uops.size());
-  std::vector<std::pair<uint32_t, uint32_t>> kernels;
   for (const isa::Instruction& in : prog.insns) {
     switch (in.opcode) {
       case isa::Opcode::kLoad:

@@ -12,8 +12,11 @@
 //   emit_instructions     unroll, DMA -> LOAD/STORE, kernels -> micro-ops + GEMM/ALU, tokens,
 //                         verifier, FINISH
 //
+// The first five are PrimFunc -> PrimFunc passes run by one tir::PassManager (tir_pipeline();
+// compiler/tir/pass_manager.h); emit_instructions is the code generator after them.
 // build_accel_program() runs them and can dump the IR after any one ("input" is the function
-// as given, "emit_instructions" the disassembled stream). The first three turn the loop nests a
+// as given, "emit_instructions" the disassembled stream), times each, and with
+// BuildOptions::verify_ir checks the TIR after every pass. The first three turn the loop nests a
 // tensor-expression schedule produces into the intrinsics; TIR already written with them passes
 // through them unchanged.
 #pragma once
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "compiler/tir/function.h"
+#include "compiler/tir/pass_manager.h"
 #include "isa/config.h"
 #include "isa/instruction.h"
 #include "isa/program.h"
@@ -45,6 +49,9 @@ struct SegmentSpec {
 struct BuildOptions {
   /// "" (no dump), "input", a pass name of pass_names(), or "all".
   std::string dump_ir_after;
+  /// tir::check_well_formed on the input and after every TIR pass (InternalError naming the
+  /// pass); default on in debug builds, off in release (tir::kVerifyPassesByDefault).
+  bool verify_ir = tir::kVerifyPassesByDefault;
 };
 
 /// What build_accel_program() reports.
@@ -61,8 +68,12 @@ struct BuildReport {
   std::vector<std::pair<std::string, double>> pass_ms;
 };
 
-/// The pass names, in order: inject_dma_copy, tensorize_gemm, inject_alu, allocate_scratchpads,
-/// fold_uop_loops, emit_instructions.
+/// The TIR passes of build_accel_program for `cfg` (validated by the caller), in order:
+/// inject_dma_copy, tensorize_gemm, inject_alu, allocate_scratchpads, fold_uop_loops. Names and
+/// summaries do not depend on cfg.
+tir::PassManager tir_pipeline(const isa::HwConfig& cfg);
+
+/// Every stage name, in order: tir_pipeline()'s passes, then emit_instructions.
 const std::vector<std::string>& pass_names();
 
 /// Builds the Program named f->name for `cfg` from `f` (see the file comment). `segments` gives
