@@ -140,8 +140,8 @@ TEST(AccelTirLowerE2e, DumpsAndTimingsCoverTheLoweringPasses) {
   o.dump_ir_after = "all";
   BuildReport rep;
   build_accel_program(t.func, cfg, t.segments, o, &rep);
-  ASSERT_EQ(rep.ir_after.size(), 7u);
-  ASSERT_EQ(rep.pass_ms.size(), 6u);
+  ASSERT_EQ(rep.ir_after.size(), 8u);
+  ASSERT_EQ(rep.pass_ms.size(), 7u);
   EXPECT_EQ(rep.pass_ms[0].first, "inject_dma_copy");
   EXPECT_EQ(rep.ir_after[1].first, "inject_dma_copy");
   EXPECT_EQ(rep.ir_after[2].first, "tensorize_gemm");

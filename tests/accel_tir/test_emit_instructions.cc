@@ -30,18 +30,18 @@ struct Small {
     return tir::PrimFunc("small", params, {{pa, a}, {pc, c}}, tir::allocate(inp, tir::allocate(acc, body)));
   }
   Stmt load(Expr sram, Expr dram, Expr y, Expr x, Expr stride) const {
-    return ta::coproc_scope(Module::kLoad, ta::dma_load(MemType::kInp, inp, sram, a, dram, y, x, stride));
+    return ta::coproc_scope(Module::kLoad, ta::dma_load(isa::HwConfig{}, MemType::kInp, inp, sram, a, dram, y, x, stride));
   }
   Stmt reset(Expr first, int n) const {
     Var i("i");
     Stmt k = tir::attr_stmt(
         Expr(), std::string(ta::kUopKernel), 0,
         tir::for_loop(i, 0, n, tir::ForKind::kSerial,
-                      ta::gemm_uop(true, tir::intrin::access_ptr(acc, first + i, 1, 2), 0, 0)));
+                      ta::gemm_uop(true, ta::sram_ptr(isa::HwConfig{}, acc, first + i, 1, 2), 0, 0)));
     return ta::coproc_scope(Module::kCompute, k);
   }
   Stmt store(Expr sram, Expr dram, Expr y, Expr x, Expr stride) const {
-    return ta::coproc_scope(Module::kStore, ta::dma_store(acc, sram, c, dram, y, x, stride));
+    return ta::coproc_scope(Module::kStore, ta::dma_store(isa::HwConfig{}, acc, sram, c, dram, y, x, stride));
   }
 };
 
@@ -96,8 +96,8 @@ TEST(EmitInstructions, FieldsKernelsAndComputedTokens) {
   EXPECT_EQ(rep.stores, 2);
   EXPECT_EQ(rep.gemms, 1);
   EXPECT_EQ(rep.uops, 1);
-  ASSERT_EQ(rep.pass_ms.size(), 6u);
-  for (size_t i = 0; i < 6; ++i) {
+  ASSERT_EQ(rep.pass_ms.size(), 7u);
+  for (size_t i = 0; i < 7; ++i) {
     EXPECT_EQ(rep.pass_ms[i].first, pass_names()[i]);
     EXPECT_GE(rep.pass_ms[i].second, 0.0);
   }
@@ -187,14 +187,14 @@ TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
   const isa::HwConfig cfg;
   // a DMA outside every coproc scope, and one in another module's scope
   EXPECT_EQ(user_error([&] {
-              build_accel_program(s.func(ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1)), cfg,
+              build_accel_program(s.func(ta::dma_load(cfg, MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1)), cfg,
                                   s.segs);
             }),
             "accel.dma_load of INP is outside every accel.coproc_scope");
   EXPECT_EQ(user_error([&] {
               build_accel_program(
                   s.func(ta::coproc_scope(Module::kCompute,
-                                          ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1))),
+                                          ta::dma_load(cfg, MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1))),
                   cfg, s.segs);
             }),
             "accel.dma_load of INP runs on the load module but sits in accel.coproc_scope 2 (compute)");
@@ -250,8 +250,7 @@ TEST(EmitInstructions, SegmentSpecsAndOptionsAreChecked) {
   EXPECT_EQ(
       user_error([&] { build_accel_program(f, cfg, s.segs, o); }),
       "unknown pass 'tensorize' for dump_ir_after (passes: input, inject_dma_copy, tensorize_gemm, inject_alu, "
-      "allocate_scratchpads, fold_uop_loops, "
-      "emit_instructions, all)");
+      "inject_virtual_threads, allocate_scratchpads, fold_uop_loops, emit_instructions, all)");
 }
 
 TEST(EmitInstructions, GoldenMatmulStreams) {
@@ -285,11 +284,12 @@ TEST(EmitInstructions, GoldenIrAfterEveryPass) {
   o.dump_ir_after = "all";
   BuildReport rep;
   build_accel_program(t.func, cfg, t.segments, o, &rep);
-  ASSERT_EQ(rep.ir_after.size(), 7u);
+  ASSERT_EQ(rep.ir_after.size(), 8u);
   std::string text;
   for (const auto& [name, ir] : rep.ir_after) {
-    // TIR written with the intrinsics passes the three lowering passes unchanged
-    if (name == "inject_dma_copy" || name == "tensorize_gemm" || name == "inject_alu") {
+    // TIR written with the intrinsics (and no virtual threads) passes the first four passes unchanged
+    if (name == "inject_dma_copy" || name == "tensorize_gemm" || name == "inject_alu" ||
+        name == "inject_virtual_threads") {
       EXPECT_EQ(ir, rep.ir_after[0].second) << name;
       continue;
     }

@@ -11,14 +11,16 @@
 #include "compiler/backend/accel/tir/inject_dma_copy.h"
 #include "compiler/backend/accel/tir/tensorize_gemm.h"
 #include "compiler/tir/printer.h"
+#include "compiler/tir/transforms/inject_virtual_threads.h"
 #include "isa/asm.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel_tir {
 
 const std::vector<std::string>& pass_names() {
-  static const std::vector<std::string> kNames = {"inject_dma_copy",      "tensorize_gemm", "inject_alu",
-                                                  "allocate_scratchpads", "fold_uop_loops", "emit_instructions"};
+  static const std::vector<std::string> kNames = {"inject_dma_copy",        "tensorize_gemm",       "inject_alu",
+                                                  "inject_virtual_threads", "allocate_scratchpads", "fold_uop_loops",
+                                                  "emit_instructions"};
   return kNames;
 }
 
@@ -55,7 +57,10 @@ isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cf
   dump("tensorize_gemm", tir::to_text(tensorized));
   const tir::PrimFunc alu = timed("inject_alu", [&] { return inject_alu(tensorized, cfg); });
   dump("inject_alu", tir::to_text(alu));
-  const tir::PrimFunc allocated = timed("allocate_scratchpads", [&] { return allocate_scratchpads(alu, cfg); });
+  const tir::PrimFunc threaded =
+      timed("inject_virtual_threads", [&] { return tir::transforms::inject_virtual_threads(alu); });
+  dump("inject_virtual_threads", tir::to_text(threaded));
+  const tir::PrimFunc allocated = timed("allocate_scratchpads", [&] { return allocate_scratchpads(threaded, cfg); });
   dump("allocate_scratchpads", tir::to_text(allocated));
   const tir::PrimFunc folded = timed("fold_uop_loops", [&] { return fold_uop_loops(allocated, cfg); });
   dump("fold_uop_loops", tir::to_text(folded));

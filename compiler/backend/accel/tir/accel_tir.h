@@ -7,6 +7,10 @@
 //   inject_dma_copy       copy loop nests under pragma_dma_copy -> accel.dma_load / dma_store
 //   tensorize_gemm        GEMM and acc-init loop nests -> accel.gemm_uop kernels
 //   inject_alu            element-wise acc loop nests under pragma_alu -> accel.alu_uop kernels
+//   inject_virtual_threads  tir's pass (compiler/tir/transforms/inject_virtual_threads.h): the
+//                         virtual-thread loops a schedule binds ("vthread") interleaved, their
+//                         per-thread scratchpads replicated (access_ptr offsets shifted in
+//                         elements)
 //   allocate_scratchpads  Allocate nodes of the inp/wgt/acc/uop scopes -> SRAM row offsets
 //   fold_uop_loops        the loops inside each accel.uop_kernel -> the GEMM/ALU loop nest
 //   emit_instructions     unroll, DMA -> LOAD/STORE, kernels -> micro-ops + GEMM/ALU, tokens,
@@ -61,8 +65,8 @@ struct BuildReport {
   std::vector<std::pair<std::string, double>> pass_ms;
 };
 
-/// The pass names, in order: inject_dma_copy, tensorize_gemm, inject_alu, allocate_scratchpads,
-/// fold_uop_loops, emit_instructions.
+/// The pass names, in order: inject_dma_copy, tensorize_gemm, inject_alu, inject_virtual_threads,
+/// allocate_scratchpads, fold_uop_loops, emit_instructions.
 const std::vector<std::string>& pass_names();
 
 /// Builds the Program named f->name for `cfg` from `f` (see the file comment). `segments` gives
