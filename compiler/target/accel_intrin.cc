@@ -1,6 +1,8 @@
 #include "compiler/target/accel_intrin.h"
 
+#include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/intrinsics.h"
+#include "isa/program.h"
 #include "support/error.h"
 
 namespace tessel::compiler::target::accel {
@@ -83,30 +85,59 @@ Expr module_id(isa::Module m) { return static_cast<int>(m) + 1; }
 
 }  // namespace
 
-tir::Stmt dma_load(isa::MemType type, const tir::Buffer& sram, Expr sram_index, const tir::Buffer& dram,
-                   Expr dram_index, Expr y_size, Expr x_size, Expr x_stride, Expr y_pad_0, Expr y_pad_1,
-                   Expr x_pad_0, Expr x_pad_1) {
+int64_t row_elems(const isa::HwConfig& cfg, const tir::Buffer& sram) {
+  const ScopeInfo info = scope_info(cfg, sram->scope);
+  const int64_t db = sram->dtype.bytes();
+  if (db <= 0 || info.elem_bytes % db != 0) {
+    throw_user_error("scratchpad buffer '{}' of {}: a {}-byte {} row is not a whole number of {} elements", sram->name,
+                     sram->dtype.str(), info.elem_bytes, tir::to_string(sram->scope), sram->dtype.str());
+  }
+  return info.elem_bytes / db;
+}
+
+int64_t dram_unit_elems(const isa::HwConfig& cfg, isa::MemType type, const tir::Buffer& dram) {
+  const int64_t eb = isa::dram_elem_bytes(cfg, type), db = dram->dtype.bytes();
+  if (db <= 0 || eb % db != 0) {
+    throw_user_error("dram buffer '{}' of {}: a {}-byte {} element is not a whole number of its elements", dram->name,
+                     dram->dtype.str(), eb, isa::to_string(type));
+  }
+  return eb / db;
+}
+
+Expr sram_ptr(const isa::HwConfig& cfg, const tir::Buffer& sram, Expr row, Expr rows, int rw_mask) {
+  const int per = static_cast<int>(row_elems(cfg, sram));
+  tir::arith::Analyzer az;
+  return tir::intrin::access_ptr(sram, az.simplify(row * per), az.simplify(rows * per), rw_mask);
+}
+
+tir::Stmt dma_load(const isa::HwConfig& cfg, isa::MemType type, const tir::Buffer& sram, Expr sram_row,
+                   const tir::Buffer& dram, Expr dram_index, Expr y_size, Expr x_size, Expr x_stride, Expr y_pad_0,
+                   Expr y_pad_1, Expr x_pad_0, Expr x_pad_1) {
   TESSEL_CHECK(sram->scope == scope_filled_by(type), "dma_load into buffer {} of scope {}", sram->name,
                tir::to_string(sram->scope));
   TESSEL_CHECK(dram->scope == MemScope::kGlobal, "dma_load from buffer {} of scope {}", dram->name,
                tir::to_string(dram->scope));
   Expr rows = y_size + y_pad_0 + y_pad_1;
   Expr cols = x_size + x_pad_0 + x_pad_1;
-  Expr sram_ptr = tir::intrin::access_ptr(sram, sram_index, rows * cols, 2);
-  Expr dram_ptr = tir::intrin::access_ptr(dram, dram_index, y_size * x_stride, 1);
-  return call_stmt(kDmaLoad, {static_cast<int>(type), sram_ptr, dram_ptr, y_size, x_size, x_stride, y_pad_0, y_pad_1,
-                              x_pad_0, x_pad_1});
+  const int per = static_cast<int>(dram_unit_elems(cfg, type, dram));
+  Expr sp = sram_ptr(cfg, sram, sram_row, rows * cols, 2);
+  tir::arith::Analyzer az;
+  Expr dp = tir::intrin::access_ptr(dram, az.simplify(dram_index * per), az.simplify(y_size * x_stride * per), 1);
+  return call_stmt(kDmaLoad, {static_cast<int>(type), sp, dp, y_size, x_size, x_stride, y_pad_0, y_pad_1, x_pad_0,
+                              x_pad_1});
 }
 
-tir::Stmt dma_store(const tir::Buffer& sram, Expr sram_index, const tir::Buffer& dram, Expr dram_index, Expr y_size,
-                    Expr x_size, Expr x_stride) {
+tir::Stmt dma_store(const isa::HwConfig& cfg, const tir::Buffer& sram, Expr sram_row, const tir::Buffer& dram,
+                    Expr dram_index, Expr y_size, Expr x_size, Expr x_stride) {
   TESSEL_CHECK(sram->scope == MemScope::kAcc, "dma_store from buffer {} of scope {}", sram->name,
                tir::to_string(sram->scope));
   TESSEL_CHECK(dram->scope == MemScope::kGlobal, "dma_store into buffer {} of scope {}", dram->name,
                tir::to_string(dram->scope));
-  Expr sram_ptr = tir::intrin::access_ptr(sram, sram_index, y_size * x_size, 1);
-  Expr dram_ptr = tir::intrin::access_ptr(dram, dram_index, y_size * x_stride, 2);
-  return call_stmt(kDmaStore, {sram_ptr, dram_ptr, y_size, x_size, x_stride});
+  const int per = static_cast<int>(dram_unit_elems(cfg, isa::MemType::kOut, dram));
+  Expr sp = sram_ptr(cfg, sram, sram_row, y_size * x_size, 1);
+  tir::arith::Analyzer az;
+  Expr dp = tir::intrin::access_ptr(dram, az.simplify(dram_index * per), az.simplify(y_size * x_stride * per), 2);
+  return call_stmt(kDmaStore, {sp, dp, y_size, x_size, x_stride});
 }
 
 tir::Stmt gemm_uop(bool reset, Expr dst_index, Expr src_index, Expr wgt_index) {

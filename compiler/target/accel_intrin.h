@@ -1,9 +1,12 @@
 // The accelerator as TIR sees it: the scratchpad scopes (their element shape, type and depth for
 // a configuration) and the intrinsic calls and attributes through which the accelerator
 // backend's passes describe the instruction stream before emitting it (the counterpart of VTA's
-// VTALoadBuffer2D / VTAStoreBuffer2D / VTAUopPush / coproc_dep_push/pop). Units follow
-// isa::Instruction: SRAM indices in elements (rows) of the scratchpad, DRAM indices in elements
-// of the memory type, strides in elements.
+// VTALoadBuffer2D / VTAStoreBuffer2D / VTAUopPush / coproc_dep_push/pop). Sizes, strides and
+// pads follow isa::Instruction (SRAM rows, DRAM elements of the memory type); every
+// tir.access_ptr offset and extent counts elements of its buffer's dtype, as everywhere in tir
+// (intrinsics.h), so tir's transforms (inject_virtual_threads, storage_flatten) may shift them;
+// the backend converts them to rows and memory-type elements (row_elems, dram_unit_elems) when it
+// emits instructions.
 //
 //   accel.dma_load(mem_type, sram_ptr, dram_ptr, y_size, x_size, x_stride,
 //                  y_pad_0, y_pad_1, x_pad_0, x_pad_1)               -> one LOAD
@@ -62,16 +65,34 @@ ScopeInfo scope_info(const isa::HwConfig& cfg, tir::MemScope scope);
 /// The scratchpad memory type of a scope (INP, WGT, ACC, UOP); UserError otherwise.
 isa::MemType mem_type_of(tir::MemScope scope);
 
+/// Elements of `sram`'s dtype in one row of its scratchpad scope under `cfg` (scope element bytes
+/// over dtype bytes: BATCH x BLOCK_IN for an int8 inp buffer, BATCH x BLOCK_OUT for an int32 acc
+/// buffer, 1 for a uint32 uop buffer). UserError naming the buffer when the row is not a whole
+/// number of its elements, or its scope is not a scratchpad.
+int64_t row_elems(const isa::HwConfig& cfg, const tir::Buffer& sram);
+/// Elements of `dram`'s dtype in one DRAM element of memory type `type` (isa::dram_elem_bytes
+/// over dtype bytes: BATCH x BLOCK_IN for an int8 buffer loaded as INP, BATCH x BLOCK_OUT for an
+/// int32 buffer loaded as ACC). UserError naming the buffer when it is not a whole number.
+int64_t dram_unit_elems(const isa::HwConfig& cfg, isa::MemType type, const tir::Buffer& dram);
+/// tir.access_ptr of `rows` scratchpad rows of `sram` from row `row` (offset row * row_elems,
+/// extent rows * row_elems), `rw_mask` as for access_ptr.
+tir::Expr sram_ptr(const isa::HwConfig& cfg, const tir::Buffer& sram, tir::Expr row, tir::Expr rows, int rw_mask);
+
 /// accel.dma_load: `sram` must be a scratchpad buffer of the scope `type` fills (ACC for kAcc
-/// and kAcc8), `dram` a global buffer. Indices and sizes are int32 expressions (constants by
-/// the time instructions are emitted). InternalError on a scope mismatch.
-tir::Stmt dma_load(isa::MemType type, const tir::Buffer& sram, tir::Expr sram_index, const tir::Buffer& dram,
-                   tir::Expr dram_index, tir::Expr y_size, tir::Expr x_size, tir::Expr x_stride,
-                   tir::Expr y_pad_0 = 0, tir::Expr y_pad_1 = 0, tir::Expr x_pad_0 = 0, tir::Expr x_pad_1 = 0);
-/// accel.dma_store from an ACC-scope buffer (the OUT view of its rows) to a global buffer.
-tir::Stmt dma_store(const tir::Buffer& sram, tir::Expr sram_index, const tir::Buffer& dram, tir::Expr dram_index,
-                    tir::Expr y_size, tir::Expr x_size, tir::Expr x_stride);
-/// accel.gemm_uop over ACC element dst += INP element src x WGT element wgt^T (reset: dst = 0).
+/// and kAcc8), `dram` a global buffer. `sram_row` is the first scratchpad row, `dram_index` the
+/// first DRAM element of memory type `type`; both become access_ptr element offsets (see the file
+/// comment). Indices and sizes are int32 expressions (constants by the time instructions are
+/// emitted). InternalError on a scope mismatch; UserError as row_elems / dram_unit_elems.
+tir::Stmt dma_load(const isa::HwConfig& cfg, isa::MemType type, const tir::Buffer& sram, tir::Expr sram_row,
+                   const tir::Buffer& dram, tir::Expr dram_index, tir::Expr y_size, tir::Expr x_size,
+                   tir::Expr x_stride, tir::Expr y_pad_0 = 0, tir::Expr y_pad_1 = 0, tir::Expr x_pad_0 = 0,
+                   tir::Expr x_pad_1 = 0);
+/// accel.dma_store from an ACC-scope buffer (the OUT view of its rows) to a global buffer; units
+/// as dma_load (dram_index in OUT elements).
+tir::Stmt dma_store(const isa::HwConfig& cfg, const tir::Buffer& sram, tir::Expr sram_row, const tir::Buffer& dram,
+                    tir::Expr dram_index, tir::Expr y_size, tir::Expr x_size, tir::Expr x_stride);
+/// accel.gemm_uop over ACC element dst += INP element src x WGT element wgt^T (reset: dst = 0);
+/// each index an absolute scratchpad row or a sram_ptr (an access_ptr in elements) of a buffer.
 tir::Stmt gemm_uop(bool reset, tir::Expr dst_index, tir::Expr src_index, tir::Expr wgt_index);
 /// accel.alu_uop: ACC[dst] = op(ACC[dst], use_imm ? imm : ACC[src]); imm is 16-bit signed.
 /// InternalError when imm does not fit.

@@ -112,12 +112,12 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
   // one tile's stages; `v` the thread (SRAM copy), mo/no the tile
   auto load = [&](Expr v, Expr mo, Expr no) {
     return tir::seq(
-        {ta::dma_load(isa::MemType::kInp, a_buf, v * int(a_rows), a, mo * (tm * kb), tm, kb, kb),
-         ta::dma_load(isa::MemType::kWgt, w_buf, v * int(w_rows), w, no * (tn * kb), tn, kb, kb)});
+        {ta::dma_load(cfg, isa::MemType::kInp, a_buf, v * int(a_rows), a, mo * (tm * kb), tm, kb, kb),
+         ta::dma_load(cfg, isa::MemType::kWgt, w_buf, v * int(w_rows), w, no * (tn * kb), tn, kb, kb)});
   };
   auto compute = [&](Expr v) {
     Var i("i"), j("j"), q("q");
-    auto acc = [&]() { return tir::intrin::access_ptr(c_buf, v * int(c_rows) + i * tn + j, 1, 3); };
+    auto acc = [&]() { return ta::sram_ptr(cfg, c_buf, v * int(c_rows) + i * tn + j, 1, 3); };
     // every kernel binds its own loop variables (single assignment: tir's verifier)
     auto nest = [&](Stmt body) {
       return tir::transforms::renew_defs(tir::for_loop(i, 0, tm, tir::ForKind::kSerial,
@@ -128,8 +128,8 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
     };
     std::vector<Stmt> st;
     st.push_back(kernel(0, nest(ta::gemm_uop(true, acc(), 0, 0))));
-    Stmt gemm = ta::gemm_uop(false, acc(), tir::intrin::access_ptr(a_buf, v * int(a_rows) + i * kb + q, 1, 1),
-                             tir::intrin::access_ptr(w_buf, v * int(w_rows) + j * kb + q, 1, 1));
+    Stmt gemm = ta::gemm_uop(false, acc(), ta::sram_ptr(cfg, a_buf, v * int(a_rows) + i * kb + q, 1, 1),
+                             ta::sram_ptr(cfg, w_buf, v * int(w_rows) + j * kb + q, 1, 1));
     st.push_back(kernel(0, nest(tir::for_loop(q, 0, kb, tir::ForKind::kSerial, gemm))));
     const std::pair<isa::AluOp, int32_t> alu[4] = {{isa::AluOp::kAdd, 1 << (s.shift - 1)},
                                                    {isa::AluOp::kShr, s.shift},
@@ -139,7 +139,7 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
     return st;
   };
   auto store = [&](Expr v, Expr mo, Expr no) {
-    return ta::dma_store(c_buf, v * int(c_rows), c, mo * (tm * nb) + no * tn, tm, tn, nb);
+    return ta::dma_store(cfg, c_buf, v * int(c_rows), c, mo * (tm * nb) + no * tn, tm, tn, nb);
   };
   const isa::Module L = isa::Module::kLoad, C = isa::Module::kCompute, S = isa::Module::kStore;
   Stmt body;

@@ -30,18 +30,18 @@ struct Small {
     return tir::PrimFunc("small", params, {{pa, a}, {pc, c}}, tir::allocate(inp, tir::allocate(acc, body)));
   }
   Stmt load(Expr sram, Expr dram, Expr y, Expr x, Expr stride) const {
-    return ta::coproc_scope(Module::kLoad, ta::dma_load(MemType::kInp, inp, sram, a, dram, y, x, stride));
+    return ta::coproc_scope(Module::kLoad, ta::dma_load(isa::HwConfig{}, MemType::kInp, inp, sram, a, dram, y, x, stride));
   }
   Stmt reset(Expr first, int n) const {
     Var i("i");
     Stmt k = tir::attr_stmt(
         Expr(), std::string(ta::kUopKernel), 0,
         tir::for_loop(i, 0, n, tir::ForKind::kSerial,
-                      ta::gemm_uop(true, tir::intrin::access_ptr(acc, first + i, 1, 2), 0, 0)));
+                      ta::gemm_uop(true, ta::sram_ptr(isa::HwConfig{}, acc, first + i, 1, 2), 0, 0)));
     return ta::coproc_scope(Module::kCompute, k);
   }
   Stmt store(Expr sram, Expr dram, Expr y, Expr x, Expr stride) const {
-    return ta::coproc_scope(Module::kStore, ta::dma_store(acc, sram, c, dram, y, x, stride));
+    return ta::coproc_scope(Module::kStore, ta::dma_store(isa::HwConfig{}, acc, sram, c, dram, y, x, stride));
   }
 };
 
@@ -187,14 +187,14 @@ TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
   const isa::HwConfig cfg;
   // a DMA outside every coproc scope, and one in another module's scope
   EXPECT_EQ(user_error([&] {
-              build_accel_program(s.func(ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1)), cfg,
+              build_accel_program(s.func(ta::dma_load(cfg, MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1)), cfg,
                                   s.segs);
             }),
             "accel.dma_load of INP is outside every accel.coproc_scope");
   EXPECT_EQ(user_error([&] {
               build_accel_program(
                   s.func(ta::coproc_scope(Module::kCompute,
-                                          ta::dma_load(MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1))),
+                                          ta::dma_load(cfg, MemType::kInp, s.inp, 0, s.a, 0, 1, 1, 1))),
                   cfg, s.segs);
             }),
             "accel.dma_load of INP runs on the load module but sits in accel.coproc_scope 2 (compute)");

@@ -23,9 +23,9 @@ struct Pads {
     body = tir::allocate(inp, tir::allocate(wgt, tir::allocate(pad, tir::allocate(acc, body))));
     return tir::PrimFunc("k", {}, {}, body);
   }
-  Expr acc_at(Expr i) const { return tir::intrin::access_ptr(acc, i, 1, 3); }
-  Expr inp_at(Expr i) const { return tir::intrin::access_ptr(inp, i, 1, 1); }
-  Expr wgt_at(Expr i) const { return tir::intrin::access_ptr(wgt, i, 1, 1); }
+  Expr acc_at(Expr i) const { return ta::sram_ptr(isa::HwConfig{}, acc, i, 1, 3); }
+  Expr inp_at(Expr i) const { return ta::sram_ptr(isa::HwConfig{}, inp, i, 1, 1); }
+  Expr wgt_at(Expr i) const { return ta::sram_ptr(isa::HwConfig{}, wgt, i, 1, 1); }
 };
 
 tir::PrimFunc fold(const tir::PrimFunc& f) {
@@ -159,7 +159,7 @@ TEST(FoldUopLoops, UnfoldableLoopsNameTheLoop) {
             "iteration, not a "
             "constant");
   EXPECT_EQ(user_error([&] { fold(p.wrap(nest2(ta::gemm_uop(true, p.acc_at(40 - i * 4 + j), 0, 0)))); }),
-            "uop loop 'i' cannot fold: the dst index (8 + ((40 - (i * 4)) + j)) of accel.gemm_uop steps by "
+            "uop loop 'i' cannot fold: the dst index (8 + ((j - (i * 4)) + 40)) of accel.gemm_uop steps by "
             "-4 per iteration "
             "(factors are unsigned)");
   // two micro-ops that step dst differently with j: one instruction has one factor per loop
@@ -186,9 +186,8 @@ TEST(FoldUopLoops, KernelContentsAndScopesAreChecked) {
   EXPECT_EQ(
       user_error([&] { fold(p.wrap(ta::alu_uop(isa::AluOp::kAdd, true, 1, p.acc_at(0), p.acc_at(0)), 0)); }),
       "a GEMM kernel (accel.uop_kernel) may hold only loops and accel.gemm_uop calls, not: "
-      "accel.alu_uop<int32>(2, 1, 1, tir.access_ptr<handle>(acc_buf, 0, 1, 3), "
-      "tir.access_ptr<handle>(acc_buf, 0, 1, "
-      "3))\n");
+      "accel.alu_uop<int32>(2, 1, 1, tir.access_ptr<handle>(acc_buf, 0, 16, 3), "
+      "tir.access_ptr<handle>(acc_buf, 0, 16, 3))\n");
   // a GEMM whose dst points into the input scratchpad
   EXPECT_EQ(
       user_error([&] { fold(p.wrap(ta::gemm_uop(false, p.inp_at(0), p.inp_at(0), p.wgt_at(0)))); }),

@@ -4,6 +4,7 @@
 
 #include "compiler/backend/accel/tir/inject_alu.h"
 #include "compiler/tir/printer.h"
+#include "compiler/tir/transforms/renew_defs.h"
 #include "tests/accel_tir/accel_tir_test_util.h"
 #include "tests/tir/tir_test_util.h"
 
@@ -35,8 +36,8 @@ struct Acc {
     return pragma(loop(v.r, 2, loop(v.j, 2, loop(v.l, 16, tir::buffer_store(acc, value, {v.r, v.j, 0, v.l})))));
   }
   Stmt want(const Vars& v, AluOp op, bool use_imm, int32_t imm, bool vector = false) const {
-    Expr dst = tir::intrin::access_ptr(acc, v.r * 2 + v.j, 1, 3);
-    Expr src = vector ? tir::intrin::access_ptr(acc2, v.r * 2 + v.j, 1, 1) : dst;
+    Expr dst = ta::sram_ptr(isa::HwConfig{}, acc, v.r * 2 + v.j, 1, 3);
+    Expr src = vector ? ta::sram_ptr(isa::HwConfig{}, acc2, v.r * 2 + v.j, 1, 1) : dst;
     Stmt u = ta::alu_uop(op, use_imm, imm, dst, src);
     return ta::coproc_scope(Module::kCompute,
                             tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1, loop(v.r, 2, loop(v.j, 2, u))));
@@ -81,17 +82,35 @@ TEST(InjectAlu, ElementFollowsTheConfig) {
       r, 2,
       loop(bb, 2, loop(l, 16, tir::buffer_store(acc, tir::buffer_load(acc, {r + 1, bb, l}) + 1, {r + 1, bb, l})))));
   auto fn = [&](Stmt b) { return tir::PrimFunc("alu", {}, {}, tir::allocate(acc, b)); };
-  Expr dst = tir::intrin::access_ptr(acc, r + 1, 1, 3);
+  Expr dst = ta::sram_ptr(cfg, acc, r + 1, 1, 3);
   Stmt want = ta::coproc_scope(
       Module::kCompute,
       tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1, loop(r, 2, ta::alu_uop(AluOp::kAdd, true, 1, dst, dst))));
   tir::testing::expect_same_func(inject_alu(fn(nest), cfg), fn(want));
   // on the default configuration (1x16 elements) bb is a second kernel loop over rows
-  Expr dst1 = tir::intrin::access_ptr(acc, r * 2 + bb + 2, 1, 3);
+  Expr dst1 = ta::sram_ptr(isa::HwConfig{}, acc, r * 2 + bb + 2, 1, 3);
   Stmt want1 = ta::coproc_scope(Module::kCompute,
                                 tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1,
                                                loop(r, 2, loop(bb, 2, ta::alu_uop(AluOp::kAdd, true, 1, dst1, dst1)))));
   tir::testing::expect_same_func(inject_alu(fn(nest), isa::HwConfig{}), fn(want1));
+}
+
+TEST(InjectAlu, OutOfPlaceUpdateIsZeroAddThenTheOp) {
+  // acc[r, j, 0, l] = acc2[r * 2 + j, 0, l] * 3: MUL acc by 0, ADD acc2 into it, MUL it by 3
+  Acc a;
+  Vars v;
+  const tir::PrimFunc after = inject_alu(a.func(a.nest(v, a.y(v) * 3)), isa::HwConfig{});
+  const isa::HwConfig cfg;
+  Expr dst = ta::sram_ptr(cfg, a.acc, v.r * 2 + v.j, 1, 3);
+  Expr src = ta::sram_ptr(cfg, a.acc2, v.r * 2 + v.j, 1, 1);
+  auto kernel = [&](AluOp op, bool use_imm, int32_t imm, Expr s) {
+    return ta::coproc_scope(Module::kCompute,
+                            tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1,
+                                           loop(v.r, 2, loop(v.j, 2, ta::alu_uop(op, use_imm, imm, dst, s)))));
+  };
+  tir::testing::expect_same_func(
+      after, a.func(tir::seq({kernel(AluOp::kMul, true, 0, dst), tir::transforms::renew_defs(kernel(AluOp::kAdd, false, 0, src)),
+                              tir::transforms::renew_defs(kernel(AluOp::kMul, true, 3, dst))})));
 }
 
 TEST(InjectAlu, FormsTheAluCannotRunAreUserErrors) {
@@ -105,17 +124,20 @@ TEST(InjectAlu, FormsTheAluCannotRunAreUserErrors) {
   EXPECT_EQ(user_error([&] { run(a.x(v) - (-32768)); }),
             "the pragma_alu nest at loop 'r': the immediate 32768 does not fit the 16-bit signed ALU immediate "
             "field [-32768, 32767]");
-  EXPECT_EQ(user_error([&] { run(a.y(v) + 1); }),
-            "the pragma_alu nest at loop 'r': (acc2_buf[((r * 2) + j), 0, l] + 1) does not read the stored element of "
-            "'acc_buf' (the ALU updates in place: acc = acc op v with op +, *, max, min, shift_right (or acc - imm, "
-            "shift_left(acc, imm)) and v an immediate or an acc load, acc the stored element)");
+  EXPECT_EQ(user_error([&] { run(tir::buffer_load(a.acc2, {v.r, 0, v.l}) + tir::buffer_load(a.acc, {v.r, v.j, 0, 0})); }),
+            "the pragma_alu nest at loop 'r': (acc2_buf[r, 0, l] + acc_buf[r, j, 0, 0]) reads 'acc_buf' at other "
+            "indices than it stores (an out-of-place update must read other acc buffers)");
+  EXPECT_EQ(user_error([&] { run(tir::cast(DataType::int32(), tir::buffer_load(Buffer("g", DataType::int8(), {64}), {v.l})) + 1); }),
+            "the pragma_alu nest at loop 'r': (int32(g[l]) + 1) reads neither the stored element of 'acc_buf' nor "
+            "another acc buffer (dst = a op v with op +, *, max, min, shift_right (or a - imm, shift_left(a, imm)), a "
+            "the stored element or an acc load, and v an immediate or an acc load)");
   EXPECT_EQ(user_error([&] { run(a.x(v) - a.y(v)); }),
             "the pragma_alu nest at loop 'r': (acc_buf[r, j, 0, l] - acc2_buf[((r * 2) + j), 0, l]) subtracts a "
             "non-constant (the ALU has no vector subtraction)");
   EXPECT_EQ(user_error([&] { run(tir::floordiv(a.x(v), 2)); }),
-            "the pragma_alu nest at loop 'r': floordiv(acc_buf[r, j, 0, l], 2) is not an ALU operation (acc = acc op v "
-            "with op +, *, max, min, shift_right (or acc - imm, shift_left(acc, imm)) and v an immediate or an acc "
-            "load, acc the stored element)");
+            "the pragma_alu nest at loop 'r': floordiv(acc_buf[r, j, 0, l], 2) is not an ALU operation (dst = a op v "
+            "with op +, *, max, min, shift_right (or a - imm, shift_left(a, imm)), a the stored element or an acc "
+            "load, and v an immediate or an acc load)");
   EXPECT_EQ(user_error([&] {
               run(a.x(v) + tir::buffer_load(a.acc2, {v.r, 0, v.l * 2}));
             }),

@@ -74,9 +74,9 @@ TEST(InjectDmaCopy, InpWgtLoadsAndStoreOfATile) {
   // c: 2 rows of 2 OUT elements, stride 4, from element mo*8 + 2
   Stmt want =
       loop(mo, 4,
-           tir::seq({ta::coproc_scope(Module::kLoad, ta::dma_load(MemType::kInp, m.a_buf, 0, m.a, mo * 8, 2, 4, 4)),
-                     ta::coproc_scope(Module::kLoad, ta::dma_load(MemType::kWgt, m.w_buf, 0, m.w, 8, 2, 4, 4)),
-                     ta::coproc_scope(Module::kStore, ta::dma_store(m.c_buf, 0, m.c, mo * 8 + 2, 2, 2, 4))}));
+           tir::seq({ta::coproc_scope(Module::kLoad, ta::dma_load(isa::HwConfig{}, MemType::kInp, m.a_buf, 0, m.a, mo * 8, 2, 4, 4)),
+                     ta::coproc_scope(Module::kLoad, ta::dma_load(isa::HwConfig{}, MemType::kWgt, m.w_buf, 0, m.w, 8, 2, 4, 4)),
+                     ta::coproc_scope(Module::kStore, ta::dma_store(isa::HwConfig{}, m.c_buf, 0, m.c, mo * 8 + 2, 2, 2, 4))}));
   tir::testing::expect_same_func(after, func({m.a, m.w, m.c}, {m.a_buf, m.w_buf, m.c_buf}, want));
   expect_golden("inject_dma_copy_tile.ir", tir::to_text(after));
   // nothing else changes: a second run finds no pragma
@@ -98,7 +98,7 @@ TEST(InjectDmaCopy, ElementShapeFollowsTheConfig) {
                loop(ii, 16, tir::buffer_store(a_buf, tir::buffer_load(a, {r + 1, q, bb, ii}), {r * 3 + q, bb, ii}))))));
   const tir::PrimFunc after = lower(func({a}, {a_buf}, body), cfg);
   tir::testing::expect_same_func(
-      after, func({a}, {a_buf}, ta::coproc_scope(Module::kLoad, ta::dma_load(MemType::kInp, a_buf, 0, a, 3, 2, 3, 3))));
+      after, func({a}, {a_buf}, ta::coproc_scope(Module::kLoad, ta::dma_load(cfg, MemType::kInp, a_buf, 0, a, 3, 2, 3, 3))));
   // the same nest on the default configuration: a 1x16 element, so bb < 2 is a third outer loop
   EXPECT_EQ(user_error([&] { lower(func({a}, {a_buf}, body)); }),
             "loop 'r' of the copy under pragma_dma_copy at loop 'r': 3 loops lie outside the 1x16 local.inp_buffer "
@@ -132,9 +132,9 @@ TEST(InjectDmaCopy, AccLoadsAndPadsFromTheSelectCondition) {
                     {y * 6 + x, 0, l})))));
   const tir::PrimFunc after = lower(func({b32, img, x8}, {acc}, tir::seq({ld32, ld1, ld2})));
   Stmt want =
-      tir::seq({ta::coproc_scope(Module::kCompute, ta::dma_load(MemType::kAcc, acc, 8, b32, 0, 1, 4, 4)),
-                ta::coproc_scope(Module::kCompute, ta::dma_load(MemType::kAcc8, acc, 0, x8, 0, 1, 6, 6, 0, 0, 1, 1)),
-                ta::coproc_scope(Module::kCompute, ta::dma_load(MemType::kAcc8, acc, 0, img, 0, 2, 3, 3, 1, 1, 2, 1))});
+      tir::seq({ta::coproc_scope(Module::kCompute, ta::dma_load(isa::HwConfig{}, MemType::kAcc, acc, 8, b32, 0, 1, 4, 4)),
+                ta::coproc_scope(Module::kCompute, ta::dma_load(isa::HwConfig{}, MemType::kAcc8, acc, 0, x8, 0, 1, 6, 6, 0, 0, 1, 1)),
+                ta::coproc_scope(Module::kCompute, ta::dma_load(isa::HwConfig{}, MemType::kAcc8, acc, 0, img, 0, 2, 3, 3, 1, 1, 2, 1))});
   tir::testing::expect_same_func(after, func({b32, img, x8}, {acc}, want));
   expect_golden("inject_dma_copy_pads.ir", tir::to_text(after));
 }

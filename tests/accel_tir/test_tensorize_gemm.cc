@@ -39,17 +39,17 @@ struct Tile {
   Stmt kernel(Stmt loops_and_uop) const {
     return ta::coproc_scope(Module::kCompute, tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 0, loops_and_uop));
   }
-  Expr acc_row() const { return tir::intrin::access_ptr(c_buf, r * 2 + j, 1, 3); }
+  Expr acc_row() const { return ta::sram_ptr(isa::HwConfig{}, c_buf, r * 2 + j, 1, 3); }
   Stmt want_init() const {
     return kernel(
-        loop(r0, 2, loop(j0, 2, ta::gemm_uop(true, tir::intrin::access_ptr(c_buf, r0 * 2 + j0, 1, 3), 0, 0))));
+        loop(r0, 2, loop(j0, 2, ta::gemm_uop(true, ta::sram_ptr(isa::HwConfig{}, c_buf, r0 * 2 + j0, 1, 3), 0, 0))));
   }
   Stmt want_gemm() const {
     return kernel(loop(r, 2,
                        loop(j, 2,
                             loop(q, 4,
-                                 ta::gemm_uop(false, acc_row(), tir::intrin::access_ptr(a_buf, r * 4 + q, 1, 1),
-                                              tir::intrin::access_ptr(w_buf, j * 4 + q, 1, 1))))));
+                                 ta::gemm_uop(false, acc_row(), ta::sram_ptr(isa::HwConfig{}, a_buf, r * 4 + q, 1, 1),
+                                              ta::sram_ptr(isa::HwConfig{}, w_buf, j * 4 + q, 1, 1))))));
   }
 };
 
@@ -93,9 +93,9 @@ TEST(TensorizeGemm, BlockShapesFollowTheConfig) {
     return tir::PrimFunc("g", {}, {}, tir::allocate(a, tir::allocate(w, tir::allocate(c, body))));
   };
   Stmt want = ta::coproc_scope(Module::kCompute, tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 0,
-                                                                ta::gemm_uop(false, tir::intrin::access_ptr(c, 6, 1, 3),
-                                                                             tir::intrin::access_ptr(a, 2, 1, 1),
-                                                                             tir::intrin::access_ptr(w, 4, 1, 1))));
+                                                                ta::gemm_uop(false, ta::sram_ptr(cfg, c, 6, 1, 3),
+                                                                             ta::sram_ptr(cfg, a, 2, 1, 1),
+                                                                             ta::sram_ptr(cfg, w, 4, 1, 1))));
   tir::testing::expect_same_func(tensorize_gemm(fn(g), cfg), fn(want));
   // on the default configuration the trailing shapes differ
   EXPECT_EQ(user_error([&] { tensorize_gemm(fn(g), isa::HwConfig{}); }),

@@ -83,19 +83,20 @@ TEST(AccelIntrin, ScopesFollowTheConfiguration) {
 }
 
 TEST(AccelIntrin, BuildersRecordAccessesAndCheckScopes) {
+  const isa::HwConfig cfg;  // access_ptr offsets in elements: 16 per inp row and per INP element
   tir::Buffer inp("inp", tir::DataType::int8(), {64}, tir::MemScope::kInp);
   tir::Buffer acc("acc", tir::DataType::int32(), {64}, tir::MemScope::kAcc);
   tir::Buffer dram("data", tir::DataType::int8(), {1024});
-  tir::Stmt ld = accel::dma_load(isa::MemType::kInp, inp, 0, dram, 16, 4, 8, 14, 1, 0, 1, 1);
+  tir::Stmt ld = accel::dma_load(cfg, isa::MemType::kInp, inp, 0, dram, 16, 4, 8, 14, 1, 0, 1, 1);
   EXPECT_EQ(tir::to_text(ld),
-            "accel.dma_load<int32>(2, tir.access_ptr<handle>(inp, 0, (((4 + 1) + 0) * ((8 + 1) + 1)), 2), "
-            "tir.access_ptr<handle>(data, 16, (4 * 14), 1), 4, 8, 14, 1, 0, 1, 1)\n");
+            "accel.dma_load<int32>(2, tir.access_ptr<handle>(inp, 0, 800, 2), tir.access_ptr<handle>(data, 256, 896, 1), "
+            "4, 8, 14, 1, 0, 1, 1)\n");
   tir::BufferAccess a = tir::buffer_access(ld);
   EXPECT_TRUE(a.writes.count(inp->data.get()));
   EXPECT_TRUE(a.reads.count(dram->data.get()));
-  EXPECT_THROW(accel::dma_load(isa::MemType::kWgt, inp, 0, dram, 0, 1, 1, 1), InternalError);
-  EXPECT_THROW(accel::dma_load(isa::MemType::kOut, acc, 0, dram, 0, 1, 1, 1), InternalError);
-  EXPECT_THROW(accel::dma_store(inp, 0, dram, 0, 1, 1, 1), InternalError);
+  EXPECT_THROW(accel::dma_load(cfg, isa::MemType::kWgt, inp, 0, dram, 0, 1, 1, 1), InternalError);
+  EXPECT_THROW(accel::dma_load(cfg, isa::MemType::kOut, acc, 0, dram, 0, 1, 1, 1), InternalError);
+  EXPECT_THROW(accel::dma_store(cfg, inp, 0, dram, 0, 1, 1, 1), InternalError);
   EXPECT_THROW(accel::alu_uop(isa::AluOp::kAdd, true, 40000, 0, 0), InternalError);
   EXPECT_THROW(accel::dep_push(isa::Module::kLoad, isa::Module::kStore), InternalError);
   EXPECT_EQ(tir::to_text(accel::coproc_scope(isa::Module::kCompute, accel::dep_pop(isa::Module::kLoad, isa::Module::kCompute))),

@@ -5,11 +5,19 @@
 // scratchpad buffers it points at) against runtime/qnn.h bit for bit.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/accel/tir/accel_tir.h"
 #include "compiler/te/lower.h"
 #include "compiler/tir/printer.h"
 #include "compiler/tir/verifier.h"
 #include "compiler/topi/accel/schedule.h"
 #include "compiler/target/accel_intrin.h"
+#include "runtime/device.h"
+#include "support/error.h"
 #include "tests/te/te_test_util.h"
 #include "tests/tir/tir_test_util.h"
 #include "tests/topi/topi_test_util.h"
@@ -165,8 +173,8 @@ TEST(TopiAccelSchedule, KnobValuesThatDoNotFit) {
 }
 
 
-/// The interpreter with accel.gemm_uop: dst, src and wgt are access_ptr rows of the acc, inp and
-/// wgt buffers (rows of B x BO, B x BI, BO x BI values).
+/// The interpreter with accel.gemm_uop: dst, src and wgt are access_ptr element offsets of the
+/// acc, inp and wgt buffers (the first values of B x BO, B x BI, BO x BI blocks).
 tir::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
   tir::testing::Interpreter in;
   in.set_strict(true);
@@ -181,13 +189,13 @@ tir::testing::Interpreter gemm_interpreter(const isa::HwConfig& hw) {
     const bool reset = it.scalar(c->args[0]) != 0;
     for (int64_t b = 0; b < bb; ++b) {
       for (int64_t o = 0; o < bo; ++o) {
-        const int64_t d = dst.second * bb * bo + b * bo + o;
+        const int64_t d = dst.second + b * bo + o;
         int64_t acc = 0;
         if (!reset) {
           const auto src = ptr(c->args[2]), wgt = ptr(c->args[3]);
           acc = it.load(dst.first, d);
           for (int64_t i = 0; i < bi; ++i) {
-            acc += it.load(src.first, src.second * bb * bi + b * bi + i) * it.load(wgt.first, wgt.second * bo * bi + o * bi + i);
+            acc += it.load(src.first, src.second + b * bi + i) * it.load(wgt.first, wgt.second + o * bi + i);
           }
         }
         it.store(dst.first, d, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
@@ -205,8 +213,51 @@ runtime::Requant per_tensor_requant() {
   return rq;
 }
 
-/// Runs a template instance on the interpreter; returns the output's contents.
-testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const std::vector<testing::Data>& inputs) {
+/// The template points the accelerator build rejected: "<point>: <UserError>" (each test that
+/// builds points asserts it stays empty: every point of a template's space must build).
+std::vector<std::string>& rejected_points() {
+  static std::vector<std::string> v;
+  return v;
+}
+
+/// Builds a template instance for the accelerator (lower_template, then build_accel_program with the inputs as INP/WGT, or ACC_8BIT for `acc8_inputs`, and the
+/// output as OUT, each in its own segment) and runs it on fsim with the inputs' int8 contents;
+/// returns the output's contents, or nullopt (the point recorded in rejected_points()) when the
+/// build throws a UserError.
+std::optional<testing::Data> run_on_fsim(const isa::HwConfig& hw, const ScheduledOp& op,
+                                         const std::vector<testing::Data>& inputs, bool acc8_inputs,
+                                         const std::string& point) {
+  std::vector<compiler::accel_tir::SegmentSpec> segs;
+  for (size_t i = 0; i + 1 < op.args.size(); ++i) {
+    const isa::MemType t = acc8_inputs ? isa::MemType::kAcc8 : i == 0 ? isa::MemType::kInp : isa::MemType::kWgt;
+    segs.push_back({op.args[i].name(), op.args[i].name(), isa::SegmentKind::kInput, 0, t});
+  }
+  segs.push_back({op.out.name(), op.out.name(), isa::SegmentKind::kOutput, 0, isa::MemType::kOut});
+  isa::Program prog;
+  try {
+    prog = compiler::accel_tir::build_accel_program(lower_template(op, "f"), hw, segs);
+  } catch (const UserError& e) {
+    rejected_points().push_back(point + ": " + e.what());
+    return std::nullopt;
+  }
+  auto dev = runtime::Device::create("fsim", prog.config, runtime::dram_bytes_for({prog}));
+  const runtime::LoadedProgram lp = dev->load(prog);
+  for (size_t i = 0; i + 1 < op.args.size(); ++i) {
+    const std::vector<int8_t> bytes = testing::to<int8_t>(inputs[i]);
+    dev->copy_to_device(lp.segment_addr(prog, op.args[i].name()), bytes.data(), bytes.size());
+  }
+  dev->submit(lp);
+  dev->wait();
+  std::vector<int8_t> got(testing::elements(op.out));
+  dev->copy_from_device(got.data(), lp.segment_addr(prog, op.out.name()), got.size());
+  dev->unload(lp);
+  return testing::from(got);
+}
+
+/// Runs a template instance on the interpreter, and built for the accelerator on fsim (the two
+/// must agree); returns the interpreter's output contents.
+testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const std::vector<testing::Data>& inputs,
+                           const std::string& point, bool acc8_inputs = false) {
   // Both forms: as lowered, and with the ALU steps in place and the GEMM kernels marked.
   tir::PrimFunc lowered = te::lower(op.schedule, op.args, "f");
   tir::PrimFunc f = mark_gemm_kernels(alu_in_place(lowered));
@@ -217,7 +268,18 @@ testing::Data run_instance(const isa::HwConfig& hw, const ScheduledOp& op, const
   tir::testing::Interpreter in = gemm_interpreter(hw), before = gemm_interpreter(hw);
   testing::Data got = in.run_buffers(f, bufs).at(op.out.name());
   EXPECT_EQ(before.run_buffers(lowered, bufs).at(op.out.name()), got);
+  if (const std::optional<testing::Data> dev = run_on_fsim(hw, op, inputs, acc8_inputs, point)) {
+    EXPECT_EQ(*dev, got) << point << " on fsim";
+  }
   return got;
+}
+
+/// Asserts that no template point was rejected by the accelerator build (and clears the list).
+void expect_every_point_built() {
+  std::string all;
+  for (const std::string& r : rejected_points()) all += r + "\n";
+  EXPECT_TRUE(rejected_points().empty()) << rejected_points().size() << " points rejected:\n" << all;
+  rejected_points().clear();
 }
 
 TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
@@ -260,7 +322,7 @@ TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
     if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
-    const auto got = testing::to<int8_t>(run_instance(hw, schedule_conv2d(l, hw, cfg), {testing::from(xp), testing::from(wp)}));
+    const auto got = testing::to<int8_t>(run_instance(hw, schedule_conv2d(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, oc, p.oh(), p.ow(), 1, 16, unpacked.data());
     EXPECT_EQ(unpacked, want) << cfg.to_json();
@@ -268,6 +330,7 @@ TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
   }
   // oh 4, ow 5: 2 * 3 * 2 * 2 * 2 points; oc_nthread 2 needs two outer channel blocks (tile_oc 1)
   EXPECT_EQ(ran, 2 * 3 * 2 * 2 * 2 - 3 * 2 * 2);
+  expect_every_point_built();
 }
 
 /// Dense on every point, with the one-limb chain and with a low limb (whose copy of the
@@ -308,13 +371,14 @@ TEST_P(DenseEveryPoint, MatchesQconv2d) {
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
     if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
-    const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}));
+    const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, n, 1, 1, 1, 16, unpacked.data());
     EXPECT_EQ(unpacked, want) << cfg.to_json();
     ++ran;
   }
   EXPECT_EQ(ran, 3 * 2 * 2 - 2);  // tile_oc 1, 2, 4; oc_nthread 2 needs an even outer count
+  expect_every_point_built();
   // In place except the limb's copy: the accumulator and (with the limb) one more acc buffer.
   const tir::PrimFunc f = lower_template(schedule_dense(l, hw, space.get(0)), "dense");
   int acc_buffers = 0;
@@ -360,8 +424,10 @@ TEST(TopiAccelSchedule, QaddEveryPointMatchesRequantChain) {
   te::ConfigSpace space;
   qadd_config_space(l, space);
   for (int64_t i = 0; i < space.size(); ++i) {
-    EXPECT_EQ(run_instance(hw, schedule_qadd(l, hw, space.get(i)), {av, bv}), want) << space.get(i).to_json();
+    EXPECT_EQ(run_instance(hw, schedule_qadd(l, hw, space.get(i)), {av, bv}, space.get(i).to_json(), true), want)
+        << space.get(i).to_json();
   }
+  expect_every_point_built();
 }
 
 }  // namespace

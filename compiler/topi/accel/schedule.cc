@@ -27,15 +27,15 @@ te::TensorIntrin gemm_intrin(const isa::HwConfig& cfg) {
         return te::sum(tir::cast(DataType::int32(), inp(i[0], k)) * tir::cast(DataType::int32(), wgt(i[1], k)), {k});
       },
       "gemm");
-  auto row = [](const tir::Buffer& buf, int64_t elem, int rw) {
-    return tir::intrin::access_ptr(buf, tir::floordiv(buf->elem_offset, Expr(elem)), Expr(1), rw);
+  auto ptr = [](const tir::Buffer& buf, int64_t elems, int rw) {
+    return tir::intrin::access_ptr(buf, buf->elem_offset, Expr(elems), rw);
   };
   return te::decl_tensor_intrin(
       out,
       [=](const te::IntrinCall& c) {
-        if (c.part == te::IntrinPart::kReset) return ta::gemm_uop(true, row(c.output, b * bo, 2), Expr(0), Expr(0));
-        return ta::gemm_uop(false, row(c.output, b * bo, 3), row(c.inputs[0], b * bi, 1),
-                            row(c.inputs[1], bo * bi, 1));
+        if (c.part == te::IntrinPart::kReset) return ta::gemm_uop(true, ptr(c.output, b * bo, 2), Expr(0), Expr(0));
+        return ta::gemm_uop(false, ptr(c.output, b * bo, 3), ptr(c.inputs[0], b * bi, 1),
+                            ptr(c.inputs[1], bo * bi, 1));
       },
       "accel.gemm");
 }

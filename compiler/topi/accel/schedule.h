@@ -39,8 +39,9 @@ namespace tessel::topi::accel {
 /// BLOCK_OUT,
 ///   out int32 [B][BO] = sum over i < BI of int32(inp int8 [B][BI][b, i]) * int32(wgt int8 [BO][BI][o, i])
 /// Its builder emits accel.gemm_uop(reset, dst, src, wgt) (compiler/target/accel_intrin.h) with
-/// each index a tir.access_ptr of the bound buffer at its scratchpad row (the bound region's
-/// first element divided by the element size); the reset part has src = wgt = 0.
+/// each index a tir.access_ptr of the bound buffer at the bound region's first element, its
+/// extent the block's elements (offsets in elements, as tir counts them; the accelerator backend
+/// turns them into scratchpad rows); the reset part has src = wgt = 0.
 te::TensorIntrin gemm_intrin(const isa::HwConfig& cfg);
 
 /// A template instance ready for te::lower: the schedule, the PrimFunc arguments in order

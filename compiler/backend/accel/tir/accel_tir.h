@@ -69,7 +69,8 @@ struct BuildReport {
 };
 
 /// The TIR passes of build_accel_program for `cfg` (validated by the caller), in order:
-/// inject_dma_copy, tensorize_gemm, inject_alu, allocate_scratchpads, fold_uop_loops. Names and
+/// inject_dma_copy, tensorize_gemm, inject_alu, inject_virtual_threads, allocate_scratchpads,
+/// fold_uop_loops. Names and
 /// summaries do not depend on cfg.
 tir::PassManager tir_pipeline(const isa::HwConfig& cfg);
 

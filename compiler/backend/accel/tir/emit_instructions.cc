@@ -201,8 +201,19 @@ class Emitter {
       const char* names[4] = {"y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1"};
       for (size_t k = 0; k < 4; ++k) pad[k] = field(call->args[6 + k], names[k]);
     }
-    const int64_t so = eval(sp->offset, fmt::format("scratchpad offset of {}", call->op));
-    const int64_t dof = eval(dp->offset, fmt::format("dram offset of {}", call->op));
+    // access_ptr offsets count elements of the buffers' dtypes: scratchpad rows, DRAM elements
+    // of the memory type
+    auto units = [&](const AccessPtr& ap, int64_t per, const tir::Buffer& buf, const char* role, std::string_view unit) {
+      const int64_t e = eval(ap.offset, fmt::format("{} offset of {}", role, call->op));
+      if (e % per != 0) {
+        throw_user_error("{}: {} offset {} into buffer '{}' is not a whole {} ({} elements of {})", call->op, role, e,
+                         buf->name, unit, per, buf->dtype.str());
+      }
+      return e / per;
+    };
+    const int64_t so = units(*sp, ta::row_elems(cfg_, s.buffer), s.buffer, "scratchpad", "row");
+    const int64_t dof = units(*dp, ta::dram_unit_elems(cfg_, type, d.buffer), d.buffer, "dram",
+                              isa::to_string(type));
     const int64_t rect = (int64_t{y} + pad[0] + pad[1]) * (int64_t{x} + pad[2] + pad[3]);
     if (so < 0 || so + rect > s.rows) {
       throw_user_error("{}: rows [{}, {}) leave buffer '{}' of {} rows", call->op, so, so + rect,

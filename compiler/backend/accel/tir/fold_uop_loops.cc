@@ -85,7 +85,12 @@ class Folder : public tir::IRMutator {
       throw_user_error("{} index of {} points into buffer '{}' of scope {}, expected scope {}",
                        kIndexName[which], call->op, name, tir::to_string(have), tir::to_string(want));
     }
-    return tir::int_imm(it->second.row) + ap->offset;
+    // access_ptr offsets count elements of the buffer's dtype: rows of the scratchpad
+    const int64_t per = ta::row_elems(cfg_, it->second.buffer);
+    return tir::int_imm(it->second.row) +
+           exact_div(ap->offset, per,
+                     fmt::format("{} index of {} into buffer '{}' (an access_ptr offset in elements, {} per row)",
+                                 kIndexName[which], call->op, name, per));
   }
 
   /// Collects the micro-op calls of `s` (inside the iteration levels), unrolling loops.

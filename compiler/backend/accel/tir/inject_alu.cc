@@ -9,6 +9,7 @@
 #include "compiler/tir/functor.h"
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
+#include "compiler/tir/transforms/renew_defs.h"
 #include "compiler/tir/util.h"
 #include "support/error.h"
 
@@ -39,16 +40,25 @@ class AluLowering {
                        tir::to_string(dst->scope), dst->name, dst->dtype.str());
     }
     parse(st->value);
+    if (first_ && (first_->buffer.same_as(dst) || (src_ && src_->buffer.same_as(dst)))) {
+      throw_user_error("{}: {} reads '{}' at other indices than it stores (an out-of-place update must read "
+                       "other acc buffers)", what_, tir::to_text(st->value), dst->name);
+    }
     const int64_t elem = int64_t{cfg_.batch()} * cfg_.block_out();
     const std::string elem_text = fmt::format("{}x{} local.acc_buffer", cfg_.batch(), cfg_.block_out());
     const LinearIndex ld =
         linear_index(dst.flat_index(st->indices), nest_, what_, fmt::format("the index of '{}'", dst->name));
     std::vector<std::pair<std::string, const LinearIndex*>> acc = {{fmt::format("'{}'", dst->name), &ld}};
-    LinearIndex ls;
+    LinearIndex ls, lf;
     if (src_) {
       ls = linear_index(src_->buffer.flat_index(src_->indices), nest_, what_,
                         fmt::format("the index of the operand '{}'", src_->buffer->name));
       acc.emplace_back(fmt::format("the operand '{}'", src_->buffer->name), &ls);
+    }
+    if (first_) {
+      lf = linear_index(first_->buffer.flat_index(first_->indices), nest_, what_,
+                        fmt::format("the index of the operand '{}'", first_->buffer->name));
+      acc.emplace_back(fmt::format("the operand '{}'", first_->buffer->name), &lf);
     }
     const size_t outer = element_loops_start(nest_, ext, acc, elem, elem_text, what_);
     auto row_of = [&](const LinearIndex& lin, const std::string& name) {
@@ -64,16 +74,31 @@ class AluLowering {
       return az.simplify(r);
     };
     const Expr dst_row = row_of(ld, "'" + dst->name + "'");
-    const Expr dst_ptr = tir::intrin::access_ptr(dst, dst_row, 1, 3);
+    const Expr dst_ptr = ta::sram_ptr(cfg_, dst, dst_row, 1, 3);
     const Expr src_ptr =
-        src_ ? tir::intrin::access_ptr(src_->buffer, row_of(ls, "'" + src_->buffer->name + "'"), 1, 1) : dst_ptr;
+        src_ ? ta::sram_ptr(cfg_, src_->buffer, row_of(ls, "'" + src_->buffer->name + "'"), 1, 1) : dst_ptr;
     const std::vector<const tir::ForNode*> loops(nest_.loops.begin(), nest_.loops.begin() + static_cast<long>(outer));
-    Stmt uop = ta::alu_uop(op_, !src_, static_cast<int32_t>(imm_), dst_ptr, src_ptr);
-    Stmt kernel = tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1, wrap_loops(loops, uop));
-    return ta::coproc_scope(isa::Module::kCompute, kernel);
+    auto kernel = [&](isa::AluOp op, bool use_imm, int64_t imm, const Expr& s) {
+      Stmt uop = ta::alu_uop(op, use_imm, static_cast<int32_t>(imm), dst_ptr, s);
+      return ta::coproc_scope(isa::Module::kCompute,
+                              tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 1, wrap_loops(loops, uop)));
+    };
+    if (!first_) return kernel(op_, !src_, imm_, src_ptr);
+    // out of place, dst = a op v: the ALU only updates dst, so dst = dst * 0, dst = dst + a, then
+    // dst = dst op v (three instructions)
+    const Expr a_ptr = ta::sram_ptr(cfg_, first_->buffer, row_of(lf, "'" + first_->buffer->name + "'"), 1, 1);
+    // (the copies get fresh loop variables: the function stays single-assignment)
+    return tir::seq({kernel(isa::AluOp::kMul, true, 0, dst_ptr),
+                     tir::transforms::renew_defs(kernel(isa::AluOp::kAdd, false, 0, a_ptr)),
+                     tir::transforms::renew_defs(kernel(op_, !src_, imm_, src_ptr))});
   }
 
  private:
+  static bool is_acc_load(const Expr& e) {
+    const auto* l = e.as<tir::BufferLoadNode>();
+    return l && l->buffer->scope == MemScope::kAcc && l->dtype == tir::DataType::int32();
+  }
+
   bool is_self(const Expr& e) const {
     const auto* l = e.as<tir::BufferLoadNode>();
     if (!l || !l->buffer.same_as(st_->buffer) || l->indices.size() != st_->indices.size()) return false;
@@ -105,24 +130,33 @@ class AluLowering {
 
   void parse(const Expr& value) {
     const std::string form =
-        "acc = acc op v with op +, *, max, min, shift_right (or acc - imm, shift_left(acc, imm)) and v an "
-        "immediate or an acc load, acc the stored element";
+        "dst = a op v with op +, *, max, min, shift_right (or a - imm, shift_left(a, imm)), a the stored element "
+        "or an acc load, and v an immediate or an acc load";
     auto commutative = [&](const Expr& a, const Expr& b, isa::AluOp op) {
       op_ = op;
       if (is_self(a)) {
         operand(b, false);
       } else if (is_self(b)) {
         operand(a, false);
+      } else if (is_acc_load(a)) {
+        first_ = a.as<tir::BufferLoadNode>();
+        operand(b, false);
+      } else if (is_acc_load(b)) {
+        first_ = b.as<tir::BufferLoadNode>();
+        operand(a, false);
       } else {
-        throw_user_error("{}: {} does not read the stored element of '{}' (the ALU updates in place: {})", what_,
+        throw_user_error("{}: {} reads neither the stored element of '{}' nor another acc buffer ({})", what_,
                          tir::to_text(value), st_->buffer->name, form);
       }
     };
     auto ordered = [&](const Expr& a, const Expr& b, isa::AluOp op, bool negate) {
       op_ = op;
       if (!is_self(a)) {
-        throw_user_error("{}: {} does not take the stored element of '{}' as its first operand ({})", what_,
-                         tir::to_text(value), st_->buffer->name, form);
+        if (!is_acc_load(a)) {
+          throw_user_error("{}: {} takes neither the stored element of '{}' nor an acc load as its first operand ({})",
+                           what_, tir::to_text(value), st_->buffer->name, form);
+        }
+        first_ = a.as<tir::BufferLoadNode>();
       }
       operand(b, negate);
     };
@@ -156,6 +190,7 @@ class AluLowering {
   isa::AluOp op_ = isa::AluOp::kAdd;
   int64_t imm_ = 0;
   const tir::BufferLoadNode* src_ = nullptr;
+  const tir::BufferLoadNode* first_ = nullptr;  ///< the out-of-place form's first operand a
 };
 
 }  // namespace

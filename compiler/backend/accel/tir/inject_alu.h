@@ -10,8 +10,10 @@ namespace tessel::compiler::accel_tir {
 /// Replaces the body of every AttrStmt pragma_alu (the attribute included) by
 /// accel.coproc_scope compute { accel.uop_kernel 1 { outer loops { accel.alu_uop(...) } } }.
 /// The body must be a perfect loop nest (loops from 0 with constant extents) around one store
-/// into an int32 acc-scope buffer that updates it in place, a = acc[idx] the same buffer and
-/// indices as the store:
+/// into an int32 acc-scope buffer, dst[idx] = a op v, where a is dst[idx] itself (in place, one
+/// ALU instruction) or a load of another int32 acc-scope buffer (out of place: the ALU only
+/// updates dst, so the kernel becomes three instructions over the same loops: MUL dst by 0, ADD
+/// dst the vector a, then dst op v):
 ///   acc[idx] = a + v    (also v + a)         ALU ADD        acc[idx] = a - imm   ADD -imm
 ///   acc[idx] = a * v    (also v * a)         ALU MUL        max(a, v), min(a, v) MAX, MIN
 ///   acc[idx] = shift_right(a, v)             ALU SHR        shift_left(a, imm)   SHR -imm
@@ -22,7 +24,7 @@ namespace tessel::compiler::accel_tir {
 /// the kernel's loops (fold_uop_loops folds them) with steps that are multiples of the element
 /// size, and the bases must be multiples of it. Throws UserError naming the nest's outermost
 /// loop and the reason: a body that is not one store, another buffer scope or type, a value of
-/// another form (an out-of-place update included), an immediate that does not fit, an index not
+/// another form, an immediate that does not fit, an index not
 /// linear in the loops, or inner loops that do not walk one element.
 tir::PrimFunc inject_alu(const tir::PrimFunc& f, const isa::HwConfig& cfg);
 

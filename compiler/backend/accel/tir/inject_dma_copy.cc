@@ -129,8 +129,16 @@ class CopyLowering {
           "loop '{}' of {}: {} loops lie outside the {} element; a DMA moves a 2-D rectangle (at most two)",
           nest_.loops[rect.front()]->loop_var.name(), what, rect.size(), elem_text);
     }
-    const bool has_x = !rect.empty(), has_y = rect.size() == 2;
-    const size_t kx = has_x ? rect.back() : 0, ky = has_y ? rect.front() : 0;
+    bool has_x = !rect.empty(), has_y = rect.size() == 2;
+    size_t kx = has_x ? rect.back() : 0, ky = has_y ? rect.front() : 0;
+    if (rect.size() == 1 && ld_.coef[kx] != elem) {
+      // one loop whose DRAM elements are not consecutive: rows of one element each (x_size 1),
+      // x_stride apart in DRAM (e.g. a tile one column wide, or channel blocks of a weight tile)
+      has_x = false;
+      has_y = true;
+      ky = kx;
+      kx = 0;
+    }
     const int64_t xn = has_x ? ext[kx] : 1, yn = has_y ? ext[ky] : 1;
     auto name = [&](size_t k) { return nest_.loops[k]->loop_var.name(); };
     if (has_x && ls.coef[kx] != elem) {
@@ -193,10 +201,10 @@ class CopyLowering {
     const Expr y_size = az.simplify(hi[0] - lo[0]), x_size = az.simplify(hi[1] - lo[1]);
     const Expr x_stride = has_y ? Expr(int(stride)) : x_size;
     if (store) {
-      return ta::coproc_scope(isa::Module::kStore, ta::dma_store(sram, row, dram, delem, y_size, x_size, x_stride));
+      return ta::coproc_scope(isa::Module::kStore, ta::dma_store(cfg_, sram, row, dram, delem, y_size, x_size, x_stride));
     }
     const isa::Module m = sram->scope == MemScope::kAcc ? isa::Module::kCompute : isa::Module::kLoad;
-    return ta::coproc_scope(m, ta::dma_load(type, sram, row, dram, delem, y_size, x_size, x_stride, lo[0],
+    return ta::coproc_scope(m, ta::dma_load(cfg_, type, sram, row, dram, delem, y_size, x_size, x_stride, lo[0],
                                             az.simplify(ext_of[0] - hi[0]), lo[1], az.simplify(ext_of[1] - hi[1])));
   }
 

@@ -86,8 +86,8 @@ class GemmMatch {
         throw_user_error("{}: the batch, output-channel and reduction variables must differ", what_);
       }
       inner.emplace_back(i, nbi);
-      inp_row = tir::intrin::access_ptr(x->buffer, leading_row(x->buffer, x->indices, {b, o, i}), 1, 1);
-      wgt_row = tir::intrin::access_ptr(y->buffer, leading_row(y->buffer, y->indices, {b, o, i}), 1, 1);
+      inp_row = ta::sram_ptr(cfg_, x->buffer, leading_row(x->buffer, x->indices, {b, o, i}), 1, 1);
+      wgt_row = ta::sram_ptr(cfg_, y->buffer, leading_row(y->buffer, y->indices, {b, o, i}), 1, 1);
     } else if (b.same_as(o)) {
       throw_user_error("{}: the batch and output-channel variables must differ", what_);
     }
@@ -113,7 +113,7 @@ class GemmMatch {
       }
     }
     const std::vector<const tir::ForNode*> outer(nest_.loops.begin(), nest_.loops.end() - static_cast<long>(n));
-    Stmt uop = ta::gemm_uop(reset, tir::intrin::access_ptr(acc, acc_row, 1, 3), inp_row, wgt_row);
+    Stmt uop = ta::gemm_uop(reset, ta::sram_ptr(cfg_, acc, acc_row, 1, 3), inp_row, wgt_row);
     Stmt kernel = tir::attr_stmt(Expr(), std::string(ta::kUopKernel), 0, wrap_loops(outer, uop));
     return ta::coproc_scope(isa::Module::kCompute, kernel);
   }
