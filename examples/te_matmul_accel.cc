@@ -49,13 +49,9 @@ constexpr int64_t kTileRows = 2;               // output tile: INP/ACC element r
 constexpr int64_t kTileCols = 2;               // output tile: BLOCK_OUT column blocks
 constexpr int64_t kChunk = 2;                  // K blocks loaded per reduction chunk
 constexpr int kShift = 8;                      // the rounding shift
-// Virtual threads over the column tiles. 2 interleaves two tiles (one computes while the other
-// loads): it needs tir's inject_virtual_threads to shift the replicated scratchpads'
-// access_ptr offsets in the unit the accelerator's passes read (issue 8; the fix of the
-// access_ptr units in compiler/target/accel_intrin.h is under way). Until it lands, 2 fails to
-// build ("accel.dma_load: rows [1024, 1028) leave buffer 'W.local.wgt_buffer' of 8 rows"), so
-// the example runs the same schedule with one thread.
-constexpr int64_t kVirtualThreads = 1;
+// Virtual threads over the column tiles: 2 interleaves two tiles, so one computes while the
+// other's loads run (tir's inject_virtual_threads replicates the scratchpads per thread).
+constexpr int64_t kVirtualThreads = 2;
 
 /// The operator and its schedule for `hw`, ready to lower.
 topi::accel::ScheduledOp matmul_schedule(const isa::HwConfig& hw) {
