@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <optional>
 
@@ -24,6 +26,40 @@ double ms_since(Clock::time_point t0) {
 /// Largest queue depth HwConfig::validate accepts: no stream waits for room.
 constexpr int kDeepQueue = 1 << 24;
 
+bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/// The chain the template runs: the scheme with the zero points and the output offset folded
+/// into the round term when no step can leave int32 (see lower_qadd.h).
+struct Chain {
+  int32_t a_zero_point = 0, b_zero_point = 0, round = 0, out_add = 0;
+  bool folded = false;
+};
+
+Chain chain_of(const QaddAccelLayer& layer) {
+  const passes::QaddScheme& sc = layer.scheme;
+  Chain c{layer.a_zero_point, layer.b_zero_point, sc.round, sc.y_zero_point, false};
+  const int64_t a = sc.a_multiplier, b = sc.b_multiplier;
+  const int64_t r = int64_t{sc.round} - int64_t{layer.a_zero_point} * a - int64_t{layer.b_zero_point} * b +
+                    (int64_t{sc.y_zero_point} << sc.shift);
+  if (!fits32(r)) return c;
+  // every term is linear in (qa, qb): its extremes lie at the corners
+  for (int64_t qa : {-128, 127}) {
+    for (int64_t qb : {-128, 127}) {
+      if (!fits32(qa * a) || !fits32(qb * b) || !fits32(qa * a + qb * b) || !fits32(qa * a + qb * b + r)) return c;
+    }
+  }
+  // (x + R + zy 2^s) >> s = ((x + R) >> s) + zy for the floor shift: the same value on every pair
+  for (int qa = -128; qa < 128; ++qa) {
+    for (int qb = -128; qb < 128; ++qb) {
+      const int64_t y = std::clamp<int64_t>((qa * a + qb * b + r) >> sc.shift, sc.clip_lo, sc.clip_hi);
+      TESSEL_CHECK(y == sc.apply(static_cast<int8_t>(qa), static_cast<int8_t>(qb), layer.a_zero_point,
+                                 layer.b_zero_point),
+                   "qadd '{}': the folded chain differs from the scheme at ({}, {})", layer.name, qa, qb);
+    }
+  }
+  return {0, 0, static_cast<int32_t>(r), 0, true};
+}
+
 /// The template's operator for `layer`: packed placeholders a, b and the scheme as topi::qadd's
 /// chain (QaddScheme = qadd with round, shift, out_add = y zero point and the clip bounds).
 topi::accel::QaddLayer template_layer(const QaddAccelLayer& layer, const isa::HwConfig& cfg) {
@@ -35,13 +71,14 @@ topi::accel::QaddLayer template_layer(const QaddAccelLayer& layer, const isa::Hw
   topi::accel::QaddLayer l;
   l.a = te::placeholder(packed, tir::DataType::int8(), "a");
   l.b = te::placeholder(packed, tir::DataType::int8(), "b");
-  l.a_zero_point = layer.a_zero_point;
-  l.b_zero_point = layer.b_zero_point;
+  const Chain c = chain_of(layer);
+  l.a_zero_point = c.a_zero_point;
+  l.b_zero_point = c.b_zero_point;
   l.a_multiplier = layer.scheme.a_multiplier;
   l.b_multiplier = layer.scheme.b_multiplier;
-  l.rq.round = {layer.scheme.round};
+  l.rq.round = {c.round};
   l.rq.shift = {layer.scheme.shift};
-  l.rq.out_add = {layer.scheme.y_zero_point};
+  l.rq.out_add = {c.out_add};
   l.rq.clip_lo = layer.scheme.clip_lo;
   l.rq.clip_hi = layer.scheme.clip_hi;
   return l;
@@ -174,8 +211,8 @@ accel::LoweredLayer lower_qadd_layer(const QaddAccelLayer& layer, const isa::HwC
   isa::verify(best->program);
   out.pass_ms.emplace_back("verify", ms_since(t_verify));
   out.est_cycles = static_cast<int64_t>(best->cycles);
-  out.schedule = fmt::format("tile_h={} ({} tiles), {} int32 constant rows", best->tile_h, best->tiles,
-                             best->const_rows);
+  out.schedule = fmt::format("tile_h={} ({} tiles), {} int32 constant rows{}", best->tile_h, best->tiles,
+                             best->const_rows, chain_of(layer).folded ? ", zero points folded" : "");
   out.program = std::move(best->program);
   return out;
 }

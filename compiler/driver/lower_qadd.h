@@ -34,13 +34,18 @@ inline constexpr const char* kQaddSegA = "a";
 inline constexpr const char* kQaddSegB = "b";
 inline constexpr const char* kQaddSegOut = "out";
 
-/// Lowers `layer` for `cfg`. The template's knob tile_h (output rows per tile, a divisor of H)
+/// Lowers `layer` for `cfg`. The chain the ALU runs is the scheme's, with the zero points and
+/// the output offset folded into the round term when that keeps every step in int32:
+///   y = clip((qa A + qb B + R') >> s), R' = R - za A - zb B + zy 2^s
+/// (adding a multiple of 2^s before a floor shift adds it after: the same value on every pair,
+/// checked on all 65,536 pairs), which saves three ALU instructions per tile; otherwise the
+/// scheme's chain as written. The template's knob tile_h (output rows per tile, a divisor of H)
 /// is chosen by the stream cost model (accel::estimate_cycles of each candidate's emitted
 /// Program: the fewest cycles, ties to the smaller tile_h); candidates whose tile does not fit
 /// ACC are skipped, and so are those whose stream deadlocks under cfg's CMD_QUEUE_DEPTH and
 /// TOKEN_QUEUE_DEPTH (each candidate is built with deep queues and checked with isa::
 /// check_program under cfg's). LoweredLayer::schedule reads "tile_h=2 (56 tiles), 3 int32
-/// constant rows"; macs and ideal_gemm_uops are 0; est_cycles as for conv layers; pass_ms has
+/// constant rows, zero points folded"; macs and ideal_gemm_uops are 0; est_cycles as for conv layers; pass_ms has
 /// "schedule" (the candidates), the build passes of the chosen candidate, and "verify".
 /// `dump_ir_after` "all" or a name of accel_tir::pass_names() (or "input") appends that TIR to
 /// LoweredLayer::ir_dump; other names dump nothing.
