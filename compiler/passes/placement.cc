@@ -27,7 +27,8 @@ QaddQuant qadd_quant(const ir::Graph& g, const ir::Node& n) {
   return q;
 }
 
-std::string qadd_accel_reason(const ir::Graph& g, const ir::Node& n, const isa::HwConfig& cfg) {
+std::string qadd_accel_reason(const ir::Graph& g, const ir::Node& n, const isa::HwConfig& cfg,
+                              const std::vector<int>& producers) {
   TESSEL_CHECK(n.is_tessel() && n.op == "qadd" && n.inputs.size() == 2 && n.outputs.size() == 1,
                "{} is not a qadd node", ir::describe(n));
   const ir::Value& y = g.values[n.outputs[0]];
@@ -44,7 +45,6 @@ std::string qadd_accel_reason(const ir::Graph& g, const ir::Node& n, const isa::
     const ir::Value& x = g.values[v];
     if (!x.quant || !x.quant->per_tensor()) return fmt::format("operand '{}' is not per-tensor quantised", x.name);
   }
-  const std::vector<int> producers = g.producers();
   for (int v : {n.inputs[0], n.inputs[1]}) {
     const int p = producers[v];
     if (p < 0) return fmt::format("operand '{}' is a graph input or constant, not an accelerator layer's output", g.values[v].name);
@@ -70,6 +70,7 @@ std::string qadd_accel_reason(const ir::Graph& g, const ir::Node& n, const isa::
 }
 
 void placement(ir::Graph& g, PassContext& ctx) {
+  const std::vector<int> producers = g.producers();  // placement changes no edge
   for (ir::Node& n : g.nodes) {
     n.placement = runtime::Placement::kCpu;
     n.placement_reason.clear();
@@ -77,7 +78,7 @@ void placement(ir::Graph& g, PassContext& ctx) {
     if (n.op == "qconv2d") {
       n.placement = runtime::Placement::kAccel;
     } else if (n.op == "qadd") {
-      n.placement_reason = qadd_accel_reason(g, n, ctx.config);
+      n.placement_reason = qadd_accel_reason(g, n, ctx.config, producers);
       if (n.placement_reason.empty()) n.placement = runtime::Placement::kAccel;
     }
   }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/ir/graph.h"
 #include "compiler/passes/pass.h"
@@ -30,7 +31,9 @@ namespace tessel::compiler::passes {
 ///    compiler/topi/accel/schedule.h);
 ///  - "no exact int32 scheme: ..." (find_qadd_scheme's reason), or its UserError text for a scale
 ///    that is not positive and finite.
-std::string qadd_accel_reason(const ir::Graph& g, const ir::Node& n, const isa::HwConfig& cfg);
+/// `producers` is g.producers() (computed once by the caller: the pass stays linear).
+std::string qadd_accel_reason(const ir::Graph& g, const ir::Node& n, const isa::HwConfig& cfg,
+                              const std::vector<int>& producers);
 
 /// The quantisation of qadd node `n` as find_qadd_scheme takes it (scales and zero points of
 /// a, b, y; the relu attribute). InternalError when an operand is not per-tensor quantised.
