@@ -26,10 +26,14 @@ constexpr DeviceAddr kUnbound = std::numeric_limits<DeviceAddr>::max();
 struct AccelPlan {
   LoadedProgram* loaded = nullptr;
   std::vector<DeviceAddr> in_addr, out_addr;  // kUnbound for inputs without a segment
-  // CPU run of the same layer: NCHW views of x and y.
-  bool unpack_x = false, unpack_y = false;
-  TensorDesc x_plain, y_plain;
-  std::vector<uint8_t> x_buf, y_cpu, y_acc;  // x unpacked; y from the CPU; accel y unpacked
+  // CPU run of the same layer: NCHW views of the NCHWnc inputs (the activations; weights and
+  // bias are plain) and of y.
+  std::vector<bool> unpack_in;
+  std::vector<TensorDesc> in_plain;          // per input (used where unpack_in)
+  std::vector<std::vector<uint8_t>> in_buf;  // per input: unpacked (where unpack_in)
+  bool unpack_y = false;
+  TensorDesc y_plain;
+  std::vector<uint8_t> y_cpu, y_acc;  // y from the CPU; accel y unpacked
   cpu::KernelCall cpu_call;
   int64_t macs = 0;
 };
@@ -189,12 +193,13 @@ void GraphExecutor::Impl::prepare() {
     for (size_t i = 0; i < st.outputs.size(); ++i) {
       ap.out_addr.push_back(bind(st.output_segments[i], st.outputs[i], true));
     }
-    if (st.op != "qconv2d" || st.inputs.size() != 3 || st.outputs.size() != 1) {
-      throw_user_error("step {}: accelerator steps must be qconv2d with inputs [x, w, bias] and "
-                       "one output, got op {} with {} inputs and {} outputs",
+    const bool is_conv = st.op == "qconv2d" && st.inputs.size() == 3 && st.outputs.size() == 1;
+    const bool is_add = st.op == "qadd" && st.inputs.size() == 2 && st.outputs.size() == 1;
+    if (!is_conv && !is_add) {
+      throw_user_error("step {}: accelerator steps must be qconv2d with inputs [x, w, bias] or qadd with inputs "
+                       "[a, b], and one output, got op {} with {} inputs and {} outputs",
                        support::quote(st.name), support::quote(st.op), st.inputs.size(), st.outputs.size());
     }
-    const TensorDesc& x = exe.tensors[static_cast<size_t>(st.inputs[0])];
     const TensorDesc& y = exe.tensors[static_cast<size_t>(st.outputs[0])];
     auto check_blocks = [&](const TensorDesc& t, int bc, const char* role) {
       if (t.layout == Layout::kNCHWnc && (t.block_n != cfg.batch() || t.block_c != bc)) {
@@ -202,28 +207,55 @@ void GraphExecutor::Impl::prepare() {
                          support::quote(st.name), role, support::quote(t.name), t.block_n, t.block_c, cfg.batch(), bc);
       }
     };
-    check_blocks(x, cfg.block_in(), "input");
+    // The activations: qconv2d's x (BATCH x BLOCK_IN); qadd's a and b, which the Program loads
+    // into the accumulator (BATCH x BLOCK_OUT), all of y's shape (no broadcast).
+    const size_t activations = is_conv ? 1 : 2;
+    for (size_t i = 0; i < activations; ++i) {
+      const TensorDesc& x = exe.tensors[static_cast<size_t>(st.inputs[i])];
+      check_blocks(x, is_conv ? cfg.block_in() : cfg.block_out(), i == 0 ? (is_conv ? "input" : "input a") : "input b");
+      if (is_add && x.shape != y.shape) {
+        throw_user_error("step {}: accelerator qadd input {} has shape [{}], the output {} has [{}] (the accelerator "
+                         "adds tensors of one shape)",
+                         support::quote(st.name), support::quote(x.name), fmt::join(x.shape, ", "),
+                         support::quote(y.name), fmt::join(y.shape, ", "));
+      }
+      if (is_add && (x.layout != Layout::kNCHWnc || y.layout != Layout::kNCHWnc)) {
+        throw_user_error("step {}: accelerator qadd tensors {} and {} must be NCHWnc (the Program reads and writes "
+                         "packed blocks)",
+                         support::quote(st.name), support::quote(x.name), support::quote(y.name));
+      }
+    }
     check_blocks(y, cfg.block_out(), "output");
-    ap.unpack_x = x.layout == Layout::kNCHWnc;
+    ap.unpack_in.assign(st.inputs.size(), false);
+    ap.in_plain.resize(st.inputs.size());
+    ap.in_buf.resize(st.inputs.size());
+    ap.cpu_call.step = &st;
+    for (size_t i = 0; i < st.inputs.size(); ++i) {
+      const TensorDesc& x = exe.tensors[static_cast<size_t>(st.inputs[i])];
+      ap.unpack_in[i] = i < activations && x.layout == Layout::kNCHWnc;
+      if (!ap.unpack_in[i]) {
+        ap.cpu_call.inputs.push_back(plan.call.inputs[i]);
+        continue;
+      }
+      ap.in_plain[i] = x;
+      ap.in_plain[i].layout = Layout::kNCHW;
+      ap.in_plain[i].data.clear();
+      ap.in_buf[i].assign(static_cast<size_t>(ap.in_plain[i].size_bytes()), 0);
+      ap.cpu_call.inputs.push_back({&ap.in_plain[i], ap.in_buf[i].data()});
+    }
     ap.unpack_y = y.layout == Layout::kNCHWnc;
-    ap.x_plain = x;
-    ap.x_plain.layout = Layout::kNCHW;
-    ap.x_plain.data.clear();
     ap.y_plain = y;
     ap.y_plain.layout = Layout::kNCHW;
     ap.y_plain.data.clear();
-    if (ap.unpack_x) ap.x_buf.assign(static_cast<size_t>(ap.x_plain.size_bytes()), 0);
     ap.y_cpu.assign(static_cast<size_t>(ap.y_plain.size_bytes()), 0);
     if (ap.unpack_y) ap.y_acc.assign(static_cast<size_t>(ap.y_plain.size_bytes()), 0);
-    ap.cpu_call.step = &st;
-    ap.cpu_call.inputs = {
-        {&ap.x_plain, ap.unpack_x ? ap.x_buf.data() : plan.call.inputs[0].data},
-        plan.call.inputs[1], plan.call.inputs[2]};
     ap.cpu_call.outputs = {{&ap.y_plain, ap.y_cpu.data()}};
     // Validate the layer's attributes now rather than in the first run.
-    const QConv2dParams p = cpu::parse_qconv2d(st, ap.x_plain, *plan.call.inputs[1].desc,
-                                               ap.y_plain);
-    ap.macs = p.macs();
+    if (is_conv) {
+      const QConv2dParams p = cpu::parse_qconv2d(st, *ap.cpu_call.inputs[0].desc, *plan.call.inputs[1].desc,
+                                                 ap.y_plain);
+      ap.macs = p.macs();
+    }
     m.macs = ap.macs;
   }
   for (int idx : exe.outputs) {
@@ -269,12 +301,12 @@ void GraphExecutor::Impl::run_accel(size_t si, StepPlan& plan, StepMeasurement& 
   m.cpu_matches_accel = true;
   if (!opts.measure_cpu && !opts.check_accel) return;
 
-  const TensorDesc& x = *plan.call.inputs[0].desc;
   const TensorDesc& y = *plan.call.outputs[0].desc;
-  if (ap.unpack_x) {
-    cpu::unpack_nchwnc(reinterpret_cast<const int8_t*>(plan.call.inputs[0].data), x.shape[0],
-                       x.shape[1], x.shape[2], x.shape[3], x.block_n, x.block_c,
-                       reinterpret_cast<int8_t*>(ap.x_buf.data()));
+  for (size_t i = 0; i < ap.unpack_in.size(); ++i) {
+    if (!ap.unpack_in[i]) continue;
+    const TensorDesc& x = *plan.call.inputs[i].desc;
+    cpu::unpack_nchwnc(reinterpret_cast<const int8_t*>(plan.call.inputs[i].data), x.shape[0], x.shape[1], x.shape[2],
+                       x.shape[3], x.block_n, x.block_c, reinterpret_cast<int8_t*>(ap.in_buf[i].data()));
   }
   time_kernel(plan.fn, ap.cpu_call, opts.measure_cpu ? opts.cpu_repeats : 1, m);
   if (!opts.check_accel) return;
@@ -297,9 +329,9 @@ void GraphExecutor::Impl::run_accel(size_t si, StepPlan& plan, StepMeasurement& 
   }
   throw StepMismatchError(fmt::format(
       "step {} on device {}: the executable's accelerator step disagrees with its CPU reference (the "
-      "qconv2d kernel) in {} of {} elements; first at NCHW index {}: accelerator {} vs cpu {} (the "
+      "{} kernel) in {} of {} elements; first at NCHW index {}: accelerator {} vs cpu {} (the "
       "executable may have been altered after it was compiled, or this is a Tessel bug: please report it)",
-      support::quote(st.name), dev.kind(), count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
+      support::quote(st.name), dev.kind(), st.op, count, ap.y_cpu.size(), first, static_cast<int8_t>(acc_plain[first]),
       static_cast<int8_t>(ap.y_cpu[first])));
 }
 

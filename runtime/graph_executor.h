@@ -61,9 +61,12 @@ class GraphExecutor {
   /// provides, the executable has no graph outputs, a graph output is written by no step and is
   /// no graph input or constant, a tensor is written by two steps or a step writes a graph input
   /// or constant (a step whose outputs nothing reads is allowed), an accelerator step's segment list does not match its inputs/outputs, a segment
-  /// is missing or smaller than its tensor, or an accelerator qconv2d's tensors are not in the
-  /// NCHWnc blocks of the config (x: BATCH x BLOCK_IN, y: BATCH x BLOCK_OUT). Throws UserError
-  /// from Device::load when DRAM is exhausted.
+  /// is missing or smaller than its tensor, an accelerator step is neither qconv2d [x, w, bias]
+  /// -> [y] nor qadd [a, b] -> [y], an accelerator qconv2d's tensors are not in the NCHWnc
+  /// blocks of the config (x: BATCH x BLOCK_IN, y: BATCH x BLOCK_OUT), or an accelerator qadd's
+  /// a, b and y are not NCHWnc tensors of one shape with blocks BATCH x BLOCK_OUT. Throws
+  /// UserError from Device::load when DRAM is exhausted. Accelerator steps are checked against
+  /// their CPU kernel (qconv2d, qadd) on the unpacked NCHW tensors (ExecOptions::check_accel).
   GraphExecutor(const Executable& exe, Device& device, ExecOptions opts = {});
   /// Unloads the Programs from the device.
   ~GraphExecutor();

@@ -557,6 +557,7 @@ int run_command(const RunOptions& o, std::ostream& out) {
     row.in_shape = li.in_shape;
     row.out_shape = li.out_shape;
     row.placement = li.placement == runtime::Placement::kAccel ? "accel" : "cpu";
+    row.placement_reason = li.placement_reason;
     row.macs = from_tsx ? mc.macs : li.macs;
     row.cpu_us = mc.cpu_seconds * 1e6;
     row.cpu_cycles = mc.cpu_cycles;

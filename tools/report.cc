@@ -247,6 +247,7 @@ ordered_json to_json(const RunReport& r) {
     jl["in_shape"] = l.in_shape;
     jl["out_shape"] = l.out_shape;
     jl["placement"] = l.placement;
+    jl["placement_reason"] = l.placement_reason.empty() ? ordered_json(nullptr) : ordered_json(l.placement_reason);
     jl["cycles"] = timed && l.placement == "accel" ? ordered_json(l.cycles) : ordered_json(nullptr);
     jl["macs"] = l.macs;
     jl["gemm_uops"] = l.gemm_uops;
@@ -354,6 +355,11 @@ std::string render_text(const RunReport& r) {
          grouped(tt.dram_bytes), report_number(tt.accel_cpu_us + tt.cpu_layers_us, 1),
          grouped(tt.cpu_cycles), fmt_opt(tt.speedup, ".2f")});
   s += t.render();
+  for (const LayerRow& l : r.layers) {
+    if (!l.placement_reason.empty()) {
+      s += fmt::format("on the CPU: #{} {} ({}): {}\n", l.step, shown(l.name), shown(l.op), l.placement_reason);
+    }
+  }
   s += fmt::format("other CPU steps (quantize, pack, reshape, ...): {} us\n", report_number(tt.other_steps_us, 1));
   if (tt.cycles) {
     s += fmt::format("offloaded layers: {} cycles = {} us at {} MHz vs {} us on the CPU "

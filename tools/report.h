@@ -48,6 +48,9 @@ struct LayerRow {
   std::string name, op;
   std::vector<int64_t> in_shape, out_shape;
   std::string placement;          ///< "accel" or "cpu"
+  /// Why a layer the accelerator could run stays on the CPU (compiler::LayerInfo::
+  /// placement_reason), or "" (JSON null).
+  std::string placement_reason;
   uint64_t cycles = 0;            ///< accelerator cycles (0 on fsim and for CPU layers)
   int64_t macs = 0;
   uint64_t gemm_uops = 0;         ///< GEMM micro-ops executed (counter gemm_counter)

@@ -45,6 +45,8 @@ struct LayerInfo {
   std::string name, op;             ///< ONNX node name, operator (ONNX op_type of the source)
   std::vector<int64_t> in_shape, out_shape;
   runtime::Placement placement = runtime::Placement::kCpu;
+  /// Why a layer the accelerator could run stays on the CPU (ir::Node::placement_reason), or "".
+  std::string placement_reason;
   int64_t macs = 0;                 ///< useful multiply-accumulates (0 for non-MAC ops)
   int64_t ideal_gemm_uops = 0;      ///< accelerator compute roofline in uops (offloaded layers)
   uint64_t dram_bytes = 0;          ///< static DRAM traffic estimate of the Program (bytes)

@@ -11,6 +11,8 @@
 
 #include "compiler/backend/accel/passes.h"
 #include "compiler/backend/accel/tir/accel_tir.h"
+#include "compiler/driver/lower_qadd.h"
+#include "compiler/passes/placement.h"
 #include "compiler/ir/qnn_attrs.h"
 #include "isa/verifier.h"
 #include "support/error.h"
@@ -42,6 +44,21 @@ int64_t step_macs(const ir::Graph& g, const ir::Node& n) {
     return ir::shape_elements(y) * a.back();
   }
   return 0;
+}
+
+/// The accelerator qadd of node `n` (placed by passes::placement, which found its scheme).
+QaddAccelLayer qadd_layer(const ir::Graph& g, const ir::Node& n) {
+  const ir::Value& y = g.values[n.outputs[0]];
+  const passes::QaddQuant q = passes::qadd_quant(g, n);
+  const passes::QaddSchemeResult r = passes::find_qadd_scheme(q);
+  TESSEL_CHECK(r.scheme.has_value(), "{} on the accelerator has no scheme: {}", ir::describe(n), r.reason);
+  QaddAccelLayer l;
+  l.name = n.name;
+  l.shape = y.shape;
+  l.a_zero_point = q.a_zero_point;
+  l.b_zero_point = q.b_zero_point;
+  l.scheme = *r.scheme;
+  return l;
 }
 
 // ---- offloaded layers under the configured queue depths ----
@@ -311,6 +328,8 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
   std::string accel_dump;
   // Loop-IR dumps: "all", or the name of one of the loop-IR backend's passes.
   const std::string accel_dump_after = kernel_dump_after(opts.dump_ir_after, loop_ir_pass_names());
+  // TIR dumps (qadd kernels): "all", or the name of one of the TIR backend's stages.
+  const std::string tir_dump_after = kernel_dump_after(opts.dump_ir_after, accel_tir::pass_names());
   // The offloaded layers are independent: lower them on a pool of threads (each result in its
   // own slot, so the executable does not depend on the thread count), then assemble in order.
   std::vector<size_t> accel_nodes;
@@ -318,7 +337,7 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
     const ir::Node& n = g.nodes[i];
     if (!n.is_tessel()) throw_internal_error("{} was not lowered to a tessel kernel by the graph passes", ir::describe(n));
     if (n.placement == runtime::Placement::kAccel) {
-      TESSEL_CHECK(n.op == "qconv2d", "{} placed on the accelerator", ir::describe(n));
+      TESSEL_CHECK(n.op == "qconv2d" || n.op == "qadd", "{} placed on the accelerator", ir::describe(n));
       accel_nodes.push_back(i);
     }
   }
@@ -329,6 +348,10 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
     auto lower_one = [&](size_t k) {
       const ir::Node& n = g.nodes[accel_nodes[k]];
       try {
+        if (n.op == "qadd") {
+          lowered_layers[k] = lower_qadd_layer(qadd_layer(g, n), opts.config, tir_dump_after);
+          return;
+        }
         accel::AccelLayer layer;
         layer.name = n.name;
         layer.params = ir::qconv2d_params(g, n);
@@ -376,18 +399,24 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
     info.in_shape = n.inputs.empty() ? std::vector<int64_t>{} : g.values[n.inputs[0]].shape;
     info.out_shape = g.values[n.outputs[0]].shape;
     info.placement = n.placement;
+    info.placement_reason = n.placement_reason;
     info.macs = step_macs(g, n);
     if (n.placement == runtime::Placement::kAccel) {
       accel::LoweredLayer& lowered = lowered_layers[next_accel++];
-      add_kernel_timings(lowered.pass_ms, /*tir_path=*/false, result);
+      add_kernel_timings(lowered.pass_ms, /*tir_path=*/n.op == "qadd", result);
       if (!lowered.ir_dump.empty()) accel_dump += fmt::format("; layer {}\n{}", n.name, lowered.ir_dump);
       info.ideal_gemm_uops = lowered.ideal_gemm_uops;
       info.dram_bytes = program_dram_bytes(lowered.program);
       info.schedule = lowered.schedule;
       info.est_cycles = lowered.est_cycles;
       s.program = static_cast<int>(exe.programs.size());
-      s.input_segments = {"inp", "", ""};
-      s.output_segments = {"out"};
+      if (n.op == "qadd") {
+        s.input_segments = {kQaddSegA, kQaddSegB};
+        s.output_segments = {kQaddSegOut};
+      } else {
+        s.input_segments = {"inp", "", ""};
+        s.output_segments = {"out"};
+      }
       exe.programs.push_back(std::move(lowered.program));
     }
     if (n.op != "reshape") result.layers.push_back(std::move(info));

@@ -1,7 +1,8 @@
 // Lowering of the final graph (Tessel dialect, after the graph pipeline) to a runtime::Executable:
 // one TensorDesc per value (in value order), one Step per node (op names and attributes of
 // runtime/cpu/kernels.h), one accelerator Program per offloaded qconv2d (via
-// accel::lower_conv2d, segments "inp"/"out"), and one LayerInfo per step except reshapes.
+// accel::lower_conv2d, segments "inp"/"out") and per offloaded qadd (via lower_qadd_layer,
+// driver/lower_qadd.h: segments "a", "b"/"out"), and one LayerInfo per step except reshapes.
 #pragma once
 
 #include <string>

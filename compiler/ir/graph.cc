@@ -411,6 +411,7 @@ std::string Graph::dump() const {
     s += fmt::format("  {} = {}({})", fmt::join(outs, ", "), op, fmt::join(ins, ", "));
     if (!n.attrs.empty()) s += " " + abbreviated_json(n.attrs);
     if (n.placement == runtime::Placement::kAccel) s += " @accel";
+    if (!n.placement_reason.empty()) s += fmt::format(" @cpu({})", n.placement_reason);
     s += fmt::format(" # {}\n", n.name);
   }
   std::vector<std::string> outs;

@@ -75,6 +75,9 @@ struct Node {
   std::vector<int> inputs, outputs;
   nlohmann::json attrs = nlohmann::json::object();
   runtime::Placement placement = runtime::Placement::kCpu;
+  /// Why the placement pass kept a node the accelerator could run on the CPU ("" otherwise):
+  /// reports and the IR dump (" @cpu(<reason>)") show it.
+  std::string placement_reason;
   /// Source ONNX op_type (for reports); defaults to `op` for imported nodes.
   std::string source_op;
   /// Per input, the operator's type constraint (the last rule serves a variadic tail), set by the

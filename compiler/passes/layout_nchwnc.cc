@@ -1,5 +1,7 @@
 #include "compiler/passes/layout_nchwnc.h"
 
+#include <fmt/format.h>
+
 #include "support/error.h"
 
 namespace tessel::compiler::passes {
@@ -33,15 +35,24 @@ void layout_nchwnc(ir::Graph& g, PassContext& ctx) {
   const int32_t bn = ctx.config.batch(), bi = ctx.config.block_in(), bo = ctx.config.block_out();
   std::vector<ir::Node> out;
   for (ir::Node& n : g.nodes) {
-    if (!(n.is_tessel() && n.op == "qconv2d" && n.placement == runtime::Placement::kAccel)) {
+    const bool accel = n.is_tessel() && n.placement == runtime::Placement::kAccel;
+    const bool conv = accel && n.op == "qconv2d", add = accel && n.op == "qadd";
+    if (!conv && !add) {
       out.push_back(std::move(n));
       continue;
     }
-    const int x = n.inputs[0], y = n.outputs[0];
-    const int xp = packed_value(g, x, bn, bi, "_nchwnc");
+    // qconv2d packs x for the GEMM (BLOCK_IN); qadd loads a and b into the accumulator
+    // (BLOCK_OUT), like the outputs.
+    for (size_t i = 0; i < (conv ? 1u : 2u); ++i) {
+      const int x = n.inputs[i];
+      const int xp = packed_value(g, x, bn, conv ? bi : bo, "_nchwnc");
+      ir::Node pack = layout_node(n, "pack_nchwnc", x, xp);
+      if (add) pack.name = fmt::format("{}_pack{}", n.name, i);
+      out.push_back(std::move(pack));
+      n.inputs[i] = xp;
+    }
+    const int y = n.outputs[0];
     const int yp = packed_value(g, y, bn, bo, "_nchwnc");
-    out.push_back(layout_node(n, "pack_nchwnc", x, xp));
-    n.inputs[0] = xp;
     n.outputs[0] = yp;
     const ir::Node unpack = layout_node(n, "unpack_nchwnc", yp, y);
     out.push_back(std::move(n));

@@ -6,6 +6,9 @@
 #include <array>
 #include <climits>
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "runtime/cpu/kernels.h"
@@ -59,6 +62,8 @@ Interval round_interval(const QaddQuant& q, const std::vector<int8_t>& want, int
       raise((r - zy) * one - x, i);
       lower((r - zy + 1) * one - 1 - x, i);
     }
+    // the interval only shrinks: once empty, the pairs that set its bounds contradict each other
+    if (iv.empty()) return iv;
   }
   return iv;
 }
@@ -104,7 +109,39 @@ int8_t qadd_reference(const QaddQuant& q, int8_t qa, int8_t qb) {
   return r;
 }
 
+namespace {
+
+QaddSchemeResult search_qadd_scheme(const QaddQuant& q);
+
+/// The memo key: the bits of every field of q.
+std::array<uint32_t, 7> memo_key(const QaddQuant& q) {
+  auto bits = [](float f) {
+    uint32_t u = 0;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  };
+  return {bits(q.a_scale), bits(q.b_scale), bits(q.y_scale), static_cast<uint32_t>(q.a_zero_point),
+          static_cast<uint32_t>(q.b_zero_point), static_cast<uint32_t>(q.y_zero_point), q.relu ? 1u : 0u};
+}
+
+}  // namespace
+
 QaddSchemeResult find_qadd_scheme(const QaddQuant& q) {
+  static std::mutex mu;
+  static std::map<std::array<uint32_t, 7>, QaddSchemeResult> memo;
+  const auto key = memo_key(q);
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  QaddSchemeResult r = search_qadd_scheme(q);  // throws for bad scales or zero points (not memoised)
+  const std::lock_guard<std::mutex> lock(mu);
+  return memo.emplace(key, std::move(r)).first->second;
+}
+
+namespace {
+
+QaddSchemeResult search_qadd_scheme(const QaddQuant& q) {
   for (const auto& [what, s] : {std::pair{"a", q.a_scale}, std::pair{"b", q.b_scale}, std::pair{"y", q.y_scale}}) {
     if (!std::isfinite(s) || !(s > 0)) throw_user_error("qadd scheme: scale of {} is {}, expected finite and > 0", what, s);
   }
@@ -186,5 +223,7 @@ QaddSchemeResult find_qadd_scheme(const QaddQuant& q) {
   return {std::nullopt, fmt::format("no exact int32 scheme up to shift {}: {} ({} pairs are exact ties rounded to even)",
                                     last_shift, conflict, ties)};
 }
+
+}  // namespace
 
 }  // namespace tessel::compiler::passes

@@ -62,6 +62,8 @@ int8_t qadd_reference(const QaddQuant& q, int8_t qa, int8_t qb);
 ///   "no exact int32 scheme up to shift 30: pairs (qa, qb) = (3, -7) and (5, -7) need round
 ///    terms >= 8 and <= 7 (12 pairs are exact ties rounded to even)".
 /// UserError when a scale is not positive and finite or a zero point is outside [-128, 127].
+/// The search is a pure function of q: its results are memoised for the process (thread-safe),
+/// so the placement pass and the driver's lowering search once per distinct qadd.
 QaddSchemeResult find_qadd_scheme(const QaddQuant& q);
 
 }  // namespace tessel::compiler::passes

@@ -23,6 +23,23 @@ struct Builder {
   int64_t channels;
   std::string name;
   RequantOps ops;
+  ImmPolicy imm;
+
+  bool fits_imm(int64_t v) const {
+    if (imm.imm_bits == 0) return true;
+    const int64_t hi = (int64_t{1} << (imm.imm_bits - 1)) - 1;
+    return v >= -hi - 1 && v <= hi;
+  }
+  void check_policy(const Tensor& t) const {
+    if (imm.imm_bits == 0) return;
+    if (imm.imm_bits < 2 || imm.imm_bits > 32) {
+      throw_user_error("requantize {}: immediate width {} bits is outside [2, 32] (0: no limit)", name, imm.imm_bits);
+    }
+    if (imm.const_dims < 1 || imm.const_dims > t.ndim()) {
+      throw_user_error("requantize {}: constant operands of {} trailing dimensions, the stage {} has rank {}", name,
+                       imm.const_dims, t.name(), t.ndim());
+    }
+  }
 
   void check_field(const std::string& field, const std::vector<int32_t>& v) const {
     if (v.size() != 1 && static_cast<int64_t>(v.size()) != channels) {
@@ -48,7 +65,18 @@ struct Builder {
     RequantStep s;
     s.op = op;
     Tensor cst;
-    if (values.size() == 1) {
+    // a one-entry value too wide for the immediate: a constant over the stage's trailing dims
+    const bool wide = values.size() == 1 && !fits_imm(values[0]);
+    if (wide) {
+      s.is_imm = false;
+      const std::vector<Expr> full = src.shape();
+      const std::vector<Expr> shape(full.end() - static_cast<long>(imm.const_dims), full.end());
+      int64_t n = 1;
+      for (const Expr& e : shape) n *= *tir::as_const_int(e);
+      cst = te::placeholder(shape, DataType::int32(), name + "." + field);
+      ops.constants.push_back({cst, std::vector<int32_t>(static_cast<size_t>(n), values[0])});
+      s.operand = cst;
+    } else if (values.size() == 1) {
       s.imm = values[0];
     } else {
       s.is_imm = false;
@@ -60,7 +88,9 @@ struct Builder {
         src.shape(),
         [&](const std::vector<Var>& i) {
           Expr a = src(std::vector<Expr>(i.begin(), i.end()));
-          Expr v = s.is_imm ? Expr(s.imm) : cst(channel_index(i, shape_of, packed));
+          Expr v = s.is_imm ? Expr(s.imm)
+                   : wide   ? cst(std::vector<Expr>(i.end() - static_cast<long>(imm.const_dims), i.end()))
+                            : cst(channel_index(i, shape_of, packed));
           return apply(op, a, v);
         },
         name + "." + step);
@@ -94,11 +124,12 @@ struct Builder {
 };
 
 RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, const std::string& name,
-                       RequantOps prefix) {
+                       RequantOps prefix, const ImmPolicy& imm) {
   if (acc.dtype() != DataType::int32()) {
     throw_user_error("requantize {}: accumulators {} have type {}, expected int32", name, acc.name(), acc.dtype().str());
   }
-  Builder b{acc, packed, acc.ndim() >= 2 ? channel_count(acc, packed) : 1, name, std::move(prefix)};
+  Builder b{acc, packed, acc.ndim() >= 2 ? channel_count(acc, packed) : 1, name, std::move(prefix), imm};
+  b.check_policy(acc);
   b.check_field("acc_offset", p.acc_offset);
   b.check_field("acc_min", p.acc_min);
   b.check_field("acc_max", p.acc_max);
@@ -145,12 +176,13 @@ RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, c
 
 }  // namespace
 
-RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed, const std::string& name) {
-  return build_chain(acc, p, packed, name, RequantOps{});
+RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed, const std::string& name,
+                      const ImmPolicy& imm) {
+  return build_chain(acc, p, packed, name, RequantOps{}, imm);
 }
 
 RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t a_multiplier, int32_t b_zero_point,
-                int32_t b_multiplier, const RequantParams& rq, const std::string& name) {
+                int32_t b_multiplier, const RequantParams& rq, const std::string& name, const ImmPolicy& imm) {
   if (a.dtype() != DataType::int8() || b.dtype() != DataType::int8() || const_shape(a) != const_shape(b)) {
     throw_user_error("qadd {}: operands {} ({}) and {} ({}) must be int8 tensors of one shape", name, a.name(),
                      a.dtype().str(), b.name(), b.dtype().str());
@@ -174,7 +206,8 @@ RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t 
     per_tensor("low_shift", l.shift);
   }
   RequantOps ops;
-  Builder bl{a, false, 1, name, RequantOps{}};
+  Builder bl{a, false, 1, name, RequantOps{}, imm};
+  bl.check_policy(a);
   auto operand = [&](const Tensor& t, int32_t zp, int32_t m, const std::string& stage) {
     Tensor v = topi::cast(t, DataType::int32(), name + "." + stage);
     bl.ops.loads.push_back(v);
@@ -188,7 +221,7 @@ RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t 
   ops = std::move(bl.ops);
   const Tensor sum = ops.steps.back().tensor;
   // The chain's channel index is unused (every field is per-tensor): any rank is fine.
-  return build_chain(sum, rq, false, name, std::move(ops));
+  return build_chain(sum, rq, false, name, std::move(ops), imm);
 }
 
 }  // namespace tessel::topi

@@ -15,7 +15,9 @@
 // each its own pragma_alu nest; a step that cannot change any value (ADD 0, MAX INT32_MIN, MIN
 // INT32_MAX, MUL 1, SHR 0) is left out, which changes no result. A field with one entry is an
 // immediate in the body; a field with one entry per channel is an int32 [C] placeholder
-// ("<name>.<field>") whose contents the caller binds (RequantOps::constants).
+// ("<name>.<field>") whose contents the caller binds (RequantOps::constants). Under an
+// ImmPolicy with imm_bits > 0, a one-entry value that does not fit a signed imm_bits-bit
+// immediate becomes a constant operand too (see ImmPolicy).
 #pragma once
 
 #include <cstdint>
@@ -42,10 +44,24 @@ struct RequantParams {
   int32_t clip_lo = -128, clip_hi = 127;
 };
 
-/// A per-channel constant of the epilogue: its placeholder and its contents.
+/// A constant operand of the epilogue: its placeholder and its contents (row-major, one entry
+/// per element of the placeholder): a per-channel field ([C]) or a wide immediate (ImmPolicy).
 struct ChannelConstant {
   Tensor tensor;
   std::vector<int32_t> values;
+};
+
+/// Where one-entry fields go. imm_bits 0 (the default): every one-entry field is an immediate
+/// in the body (any int32). imm_bits in [2, 32]: a one-entry value outside [-2^(imm_bits-1),
+/// 2^(imm_bits-1) - 1] (the accelerator ALU's immediate has 16 bits) is read instead from an
+/// int32 placeholder "<name>.<field>" whose shape is the last `const_dims` dimensions of the
+/// stage (1 <= const_dims <= its rank), every element the value, indexed by the stage's last
+/// const_dims indices: with const_dims 2 on a packed [..][B][BO] stage, one accumulator element
+/// (BATCH x BLOCK_OUT int32) that an accelerator schedule loads once into acc. The value
+/// computed is the same either way.
+struct ImmPolicy {
+  int imm_bits = 0;
+  size_t const_dims = 0;
 };
 
 /// One ALU step of the chain as built: the stage, its ALU operation name ("add", "max", "min",
@@ -71,9 +87,10 @@ struct RequantOps {
 /// The chain of the file comment on int32 `acc` (channel index as topi::bias_add: dimension 1,
 /// or block * lanes + lane for NCHWnc and, with `packed`, packed dense). UserError naming the
 /// field when a field has neither 1 nor C entries, a shift is outside [0, 31], there are more
-/// than 7 limbs, or the clip range is not within [-128, 127]; when acc is not int32.
+/// than 7 limbs, or the clip range is not within [-128, 127]; when acc is not int32; when `imm`
+/// has imm_bits outside {0} and [2, 32] or const_dims outside [1, rank of acc] (with imm_bits > 0).
 RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed = false,
-                      const std::string& name = "requant");
+                      const std::string& name = "requant", const ImmPolicy& imm = {});
 
 /// The quantised add of two int8 tensors of one shape (the residual blocks' qadd):
 ///   acc = (int32(a) - a_zero_point) * a_multiplier + (int32(b) - b_zero_point) * b_multiplier
@@ -82,9 +99,15 @@ RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed = f
 /// the output zero point) it is runtime/cpu's qadd exactly; `relu` of qadd is clip_lo = the
 /// output zero point. Stages: the loads "<name>.a" = int32(a) and "<name>.b" (RequantOps::
 /// loads), the steps "<name>.a_zp" (ADD -a_zero_point, left out for 0), "<name>.a_mul" (MUL,
-/// left out for 1), the same for b, "<name>.sum" (ADD of the two), then the chain. UserError for operands of other types or shapes, zero points outside
-/// [-128, 127], or rq fields with more than one entry.
+/// left out for 1), the same for b, "<name>.sum" (ADD of the two), then the chain. Wide
+/// multipliers, rounds and offsets follow `imm` (constant operands "<name>.a_multiplier",
+/// "<name>.round", ...). UserError for operands of other types or shapes, zero points outside
+/// [-128, 127], rq fields with more than one entry, or `imm` as requantize.
+///
+/// compiler/passes/qadd_scheme.h's QaddScheme is this chain with a_multiplier, b_multiplier,
+/// rq.round = {round}, rq.shift = {shift}, rq.out_add = {y_zero_point} and rq.clip_lo/clip_hi.
 RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t a_multiplier, int32_t b_zero_point,
-                int32_t b_multiplier, const RequantParams& rq, const std::string& name = "qadd");
+                int32_t b_multiplier, const RequantParams& rq, const std::string& name = "qadd",
+                const ImmPolicy& imm = {});
 
 }  // namespace tessel::topi

@@ -57,5 +57,34 @@ TEST(LayoutNchwnc, KeepsUnpackWhenTheNchwTensorIsAlsoUsedOnTheCpu) {
   EXPECT_EQ(testing::count_op(g, "unpack_nchwnc"), 2);
 }
 
+TEST(LayoutNchwnc, AcceleratorQaddReadsAndWritesThePackedTensors) {
+  ir::Graph g;
+  const int x = q8(g, "x", {1, 16, 4, 4});
+  g.inputs = {x};
+  const int w = g.add_const_i8("w", {16, 16, 1, 1}, std::vector<int8_t>(256, 1));
+  const int b = g.add_const_i32("b", {16}, std::vector<int32_t>(16, 0));
+  const int a = q8(g, "a", {1, 16, 4, 4}), c = q8(g, "c", {1, 16, 4, 4}), s = q8(g, "s", {1, 16, 4, 4}),
+            d = q8(g, "d", {1, 16, 4, 4});
+  testing::add_node(g, "qconv2d", "conv1", {x, w, b}, {a}, nlohmann::json::object(), "tessel");
+  testing::add_node(g, "qconv2d", "conv2", {a, w, b}, {c}, nlohmann::json::object(), "tessel");
+  testing::add_node(g, "qadd", "add", {a, c}, {s}, nlohmann::json::object(), "tessel");
+  testing::add_node(g, "qconv2d", "conv3", {s, w, b}, {d}, nlohmann::json::object(), "tessel");
+  for (ir::Node& n : g.nodes) n.placement = runtime::Placement::kAccel;
+  g.outputs = {d};
+  passes::PassContext ctx;
+  passes::layout_nchwnc(g, ctx);
+  std::vector<std::string> ops;
+  for (const auto& n : g.nodes) ops.push_back(n.op);
+  // one pack of the graph input, one unpack of the graph output: the add works on packed tensors
+  EXPECT_EQ(ops, (std::vector<std::string>{"pack_nchwnc", "qconv2d", "qconv2d", "qadd", "qconv2d", "unpack_nchwnc"}));
+  const ir::Node& add = g.nodes[3];
+  EXPECT_EQ(add.inputs[0], g.nodes[1].outputs[0]);
+  EXPECT_EQ(add.inputs[1], g.nodes[2].outputs[0]);
+  EXPECT_EQ(g.nodes[4].inputs[0], add.outputs[0]);
+  const ir::Value& out = g.values[add.outputs[0]];
+  EXPECT_EQ(out.layout, runtime::Layout::kNCHWnc);
+  EXPECT_EQ(out.block_c, 16);
+}
+
 }  // namespace
 }  // namespace tessel::compiler

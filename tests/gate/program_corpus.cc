@@ -79,8 +79,21 @@ struct LayerRecord {
   uint64_t insns = 0;     ///< Program::insns.size()
   uint64_t cycles = 0;    ///< cycle model, start to FINISH
   std::string sha256;     ///< of Program::serialize(), lower-case hex
+  /// Why the layer is in the corpus although the frozen corpus did not offload it (or why its
+  /// Program differs from the frozen one): intended_change() of its step's operator; "" for the
+  /// frozen layers (the field is then absent from the layer's line).
+  std::string reason;
   int64_t est_cycles = 0; ///< the schedule cost model's estimate (printed, not recorded)
 };
+
+/// Offloaded layers added on purpose after the corpus was frozen, by the operator of their
+/// executable step (runtime::Step::op), with the reason recorded on their lines. The frozen
+/// layers keep their records unchanged.
+const char* intended_change(const std::string& step_op) {
+  // issue 8 item 5: the residual add (QLinearAdd, Add) on the accelerator's ALU
+  if (step_op == "qadd") return "qadd offloaded";
+  return "";
+}
 
 struct RunRecord {
   std::string model, config;
@@ -288,6 +301,7 @@ RunRecord run_one(const std::string& key, const fs::path& path, const ModelInput
     l.cycles = ms[static_cast<size_t>(li.step)].accel.cycles;
     l.est_cycles = li.est_cycles;
     l.sha256 = sha256_hex(bytes.data(), bytes.size());
+    l.reason = intended_change(step.op);
     r.insns += l.insns;
     r.cycles += l.cycles;
     r.layers.push_back(std::move(l));
@@ -442,8 +456,9 @@ std::string to_text(const Corpus& c) {
     for (const LayerRecord& l : r.layers) {
       lines.push_back(fmt::format(
           "{{\"model\": {}, \"config\": {}, \"step\": {}, \"name\": {}, \"op\": {}, \"label\": {}, "
-          "\"insns\": {}, \"cycles\": {}, \"sha256\": {}}}",
-          js(r.model), js(r.config), l.step, js(l.name), js(l.op), js(l.label), l.insns, l.cycles, js(l.sha256)));
+          "\"insns\": {}, \"cycles\": {}, \"sha256\": {}{}}}",
+          js(r.model), js(r.config), l.step, js(l.name), js(l.op), js(l.label), l.insns, l.cycles, js(l.sha256),
+          l.reason.empty() ? std::string() : fmt::format(", \"reason\": {}", js(l.reason))));
     }
   }
   list("layers", lines.size(), [&](size_t i) { return lines[i]; }, true);
@@ -547,6 +562,7 @@ Corpus from_text(const std::string& text, const std::string& file) {
       l.insns = rd.num(x, "insns", w);
       l.cycles = rd.num(x, "cycles", w);
       l.sha256 = rd.str(x, "sha256", w);
+      if (x.contains("reason")) l.reason = rd.str(x, "reason", w);
     }
   }
   if (li != layers.size()) {
@@ -620,7 +636,8 @@ std::vector<std::string> differences(const Corpus& golden, const Corpus& now) {
       diff("step", std::to_string(gl.step), std::to_string(nl.step)) || diff("name", quote(gl.name), quote(nl.name)) ||
           diff("op", quote(gl.op), quote(nl.op)) || diff("label", quote(gl.label), quote(nl.label)) ||
           diff("sha256", gl.sha256, nl.sha256) || diff("insns", std::to_string(gl.insns), std::to_string(nl.insns)) ||
-          diff("cycles", std::to_string(gl.cycles), std::to_string(nl.cycles));
+          diff("cycles", std::to_string(gl.cycles), std::to_string(nl.cycles)) ||
+          diff("reason", quote(gl.reason), quote(nl.reason));
     }
   }
   for (size_t i = 0; i < std::max(golden.resnet18_totals.size(), now.resnet18_totals.size()); ++i) {

@@ -319,7 +319,7 @@ TEST(CliGolden, ReportJsonSchemaAndValues) {
   int accel = 0;
   for (const auto& l : j["layers"]) {
     EXPECT_EQ(keys_of(l), (std::vector<std::string>{"step", "name", "op", "in_shape", "out_shape", "placement",
-                                                     "cycles", "macs", "gemm_uops", "gemm_utilisation",
+                                                     "placement_reason", "cycles", "macs", "gemm_uops", "gemm_utilisation",
                                                      "dram_bytes", "cpu_us", "cpu_cycles", "speedup"}));
     if (l["placement"] == "accel") {
       ++accel;

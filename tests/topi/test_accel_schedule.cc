@@ -3,6 +3,8 @@
 // their knob spaces, and the UserErrors for knob values that do not fit the scratchpads; every
 // point of the small layers' spaces run on the tir reference interpreter (accel.gemm_uop executed on the
 // scratchpad buffers it points at) against runtime/qnn.h bit for bit.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -220,7 +222,7 @@ std::vector<std::string>& rejected_points() {
   return v;
 }
 
-/// Builds a template instance for the accelerator (lower_template, then build_accel_program with the inputs as INP/WGT, or ACC_8BIT for `acc8_inputs`, and the
+/// Builds a template instance for the accelerator (lower_template, then build_accel_program with the int8 inputs as INP/WGT, or ACC_8BIT for `acc8_inputs`, int32 ones as ACC, and the
 /// output as OUT, each in its own segment) and runs it on fsim with the inputs' int8 contents;
 /// returns the output's contents, or nullopt (the point recorded in rejected_points()) when the
 /// build throws a UserError.
@@ -229,7 +231,12 @@ std::optional<testing::Data> run_on_fsim(const isa::HwConfig& hw, const Schedule
                                          const std::string& point) {
   std::vector<compiler::accel_tir::SegmentSpec> segs;
   for (size_t i = 0; i + 1 < op.args.size(); ++i) {
-    const isa::MemType t = acc8_inputs ? isa::MemType::kAcc8 : i == 0 ? isa::MemType::kInp : isa::MemType::kWgt;
+    // int32 arguments (the qadd's constant rows) are ACC elements; int8 ones INP/WGT or ACC_8BIT
+    const bool wide = op.args[i].dtype() == DataType::int32();
+    const isa::MemType t = wide          ? isa::MemType::kAcc
+                           : acc8_inputs ? isa::MemType::kAcc8
+                           : i == 0      ? isa::MemType::kInp
+                                         : isa::MemType::kWgt;
     segs.push_back({op.args[i].name(), op.args[i].name(), isa::SegmentKind::kInput, 0, t});
   }
   segs.push_back({op.out.name(), op.out.name(), isa::SegmentKind::kOutput, 0, isa::MemType::kOut});
@@ -243,6 +250,11 @@ std::optional<testing::Data> run_on_fsim(const isa::HwConfig& hw, const Schedule
   auto dev = runtime::Device::create("fsim", prog.config, runtime::dram_bytes_for({prog}));
   const runtime::LoadedProgram lp = dev->load(prog);
   for (size_t i = 0; i + 1 < op.args.size(); ++i) {
+    if (op.args[i].dtype() == DataType::int32()) {
+      const std::vector<int32_t> words = testing::to<int32_t>(inputs[i]);
+      dev->copy_to_device(lp.segment_addr(prog, op.args[i].name()), words.data(), words.size() * sizeof(int32_t));
+      continue;
+    }
     const std::vector<int8_t> bytes = testing::to<int8_t>(inputs[i]);
     dev->copy_to_device(lp.segment_addr(prog, op.args[i].name()), bytes.data(), bytes.size());
   }
@@ -428,6 +440,66 @@ TEST(TopiAccelSchedule, QaddEveryPointMatchesRequantChain) {
         << space.get(i).to_json();
   }
   expect_every_point_built();
+}
+
+/// The general scheme (compiler/passes/qadd_scheme.h): multipliers and round term beyond the
+/// ALU's 16-bit immediate become int32 constants of one acc element, loaded once at the root and
+/// read as vector operands; every point of the space gives the int32 chain's value.
+TEST(TopiAccelSchedule, QaddWideSchemeConstantsInAcc) {
+  const isa::HwConfig hw;
+  std::mt19937 rng(53);
+  QaddLayer l;
+  l.a = te::placeholder(S({1, 2, 4, 3, 1, 16}), DataType::int8(), "a");
+  l.b = te::placeholder(S({1, 2, 4, 3, 1, 16}), DataType::int8(), "b");
+  l.a_zero_point = -5;
+  l.a_multiplier = 1812345;  // mobilenetv2's range: 1.8e5 .. 2e6
+  l.b_zero_point = 9;
+  l.b_multiplier = 183211;
+  l.rq.round = {1 << 20};
+  l.rq.shift = {21};
+  l.rq.out_add = {-3};
+  l.rq.clip_lo = -3;  // a fused relu
+  const testing::Data av = testing::random_data(rng, 384, -128, 127), bv = testing::random_data(rng, 384, -128, 127);
+  testing::Data want;
+  for (size_t i = 0; i < av.size(); ++i) {
+    const int64_t x = (av[i] + 5) * 1812345 + (bv[i] - 9) * 183211 + (1 << 20);
+    want.push_back(std::clamp<int64_t>((x >> 21) - 3, -3, 127));
+  }
+  te::ConfigSpace space;
+  qadd_config_space(l, space);
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const ScheduledOp op = schedule_qadd(l, hw, space.get(i));
+    // a_multiplier, b_multiplier, round: three constants, each one acc element of its value
+    ASSERT_EQ(op.constants.size(), 3u);
+    EXPECT_EQ(op.constants[0].tensor.name(), "qadd.a_multiplier");
+    EXPECT_EQ(op.constants[1].tensor.name(), "qadd.b_multiplier");
+    EXPECT_EQ(op.constants[2].tensor.name(), "qadd.round");
+    EXPECT_EQ(op.constants[2].values, std::vector<int32_t>(16, 1 << 20));
+    ASSERT_EQ(op.args.size(), 6u);  // a, b, the constants, the output
+    std::vector<testing::Data> inputs = {av, bv};
+    for (const ChannelConstant& c : op.constants) inputs.push_back(testing::from(c.values));
+    EXPECT_EQ(run_instance(hw, op, inputs, space.get(i).to_json(), true), want) << space.get(i).to_json();
+  }
+  // the lowered form: constants copied once at the root, then MUL/ADD read their acc rows
+  const ScheduledOp op = schedule_qadd(l, hw, pick(space, {{"tile_h", 2}}));
+  tir::PrimFunc f = lower_template(op, "qadd");
+  EXPECT_TRUE(tir::verify(f).empty());
+  tir::testing::expect_golden_in("topi", "accel_qadd_wide.tir", tir::to_text(f));
+}
+
+/// A row that does not fit ACC names the constants among the rows it needs.
+TEST(TopiAccelSchedule, QaddWideRowsCountTheConstants) {
+  const isa::HwConfig hw;  // 2048 acc rows
+  QaddLayer l;
+  l.a = te::placeholder(S({1, 1, 2, 1024, 1, 16}), DataType::int8(), "a");
+  l.b = te::placeholder(S({1, 1, 2, 1024, 1, 16}), DataType::int8(), "b");
+  l.a_multiplier = 100000;
+  l.rq.shift = {16};
+  te::ConfigSpace space;
+  qadd_config_space(l, space);
+  EXPECT_EQ(user_error_of([&] { schedule_qadd(l, hw, pick(space, {{"tile_h", 1}})); }),
+            "qadd template: local.acc_buffer needs 2049 rows for knobs tile_h=1 (1024 rows per stage, 2 acc "
+            "buffers, 1 constant rows), capacity 2048 rows");
 }
 
 }  // namespace

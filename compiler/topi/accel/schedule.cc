@@ -82,7 +82,10 @@ void check_rows(const std::string& what, const isa::HwConfig& hw, MemScope scope
   }
 }
 
-/// The requantisation stages into acc at `at` of the output stage, each an ALU nest.
+/// The requantisation stages into acc at `at` of the output stage, each an ALU nest. A step
+/// whose operand is a constant of `ops` (a wide immediate, topi::ImmPolicy) reads it from acc:
+/// the constant is cache_read into local.acc_buffer at the root (one LOAD ACC for the whole
+/// kernel, pragma dma_copy).
 void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage& out, const IterVar& at) {
   for (const RequantStep& st : ops.steps) {
     Tensor acc = s.cache_write(st.tensor, MemScope::kAcc);
@@ -90,6 +93,13 @@ void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage&
     te::Stage sa = s[acc];
     sa.compute_at(out, at);
     sa.pragma(sa->leaf_iter_vars.front(), "alu");
+    if (st.is_imm) continue;
+    for (const ChannelConstant& c : ops.constants) {
+      if (!c.tensor.same_as(st.operand)) continue;
+      Tensor rows = s.cache_read(c.tensor, MemScope::kAcc, {acc});
+      te::Stage sc = s[rows];
+      sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
+    }
   }
 }
 
@@ -268,15 +278,19 @@ ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const
   check_per_tensor(what, layer.rq);
   const std::vector<int64_t> as = const_shape(layer.a);
   const int64_t tile_h = cfg.split("tile_h")[1];
+  // Values beyond the ALU's 16-bit immediate are int32 constants of one acc element
+  // ([BATCH][BLOCK_OUT]), each loaded once into its own acc row.
   RequantOps rq = qadd(layer.a, layer.b, layer.a_zero_point, layer.a_multiplier, layer.b_zero_point,
-                       layer.b_multiplier, layer.rq, "qadd");
+                       layer.b_multiplier, layer.rq, "qadd", ImmPolicy{16, 2});
   check_steps(what, rq);
   // After alu_in_place: the two loaded operands (the sum goes into the first), plus one buffer
-  // per low limb.
+  // per low limb; and one row per constant.
   const int64_t acc_stages = 2 + static_cast<int64_t>(layer.rq.low.size());
   const int64_t rows = tile_h * as[3];  // per batch and channel block (the outer loops)
-  check_rows(what, hw, MemScope::kAcc, rows * acc_stages,
-             fmt::format("tile_h={} ({} rows per stage, {} acc buffers)", tile_h, rows, acc_stages));
+  const int64_t const_rows = static_cast<int64_t>(rq.constants.size());
+  check_rows(what, hw, MemScope::kAcc, rows * acc_stages + const_rows,
+             fmt::format("tile_h={} ({} rows per stage, {} acc buffers, {} constant rows)", tile_h, rows, acc_stages,
+                         const_rows));
   te::Schedule s = te::create_schedule({rq.out});
   std::vector<Tensor> loads;
   for (const Tensor& t : rq.loads) {
@@ -294,7 +308,10 @@ ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const
     st.compute_at(out, y_o);
     st.pragma(st->leaf_iter_vars.front(), "dma_copy");
   }
-  return {s, {layer.a, layer.b, rq.out}, rq.out};
+  std::vector<Tensor> args = {layer.a, layer.b};
+  for (const ChannelConstant& c : rq.constants) args.push_back(c.tensor);
+  args.push_back(rq.out);
+  return {s, args, rq.out, rq.constants};
 }
 
 }  // namespace tessel::topi::accel

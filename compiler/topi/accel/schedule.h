@@ -18,7 +18,8 @@
 //    copy inlined), computed at the tile and marked pragma alu;
 //  - the output's copy from the last acc stage (y = int8(acc)) is marked pragma dma_copy at
 //    its row loop (conv2d: one 2-D store per output-channel block of the tile).
-// The requantisation must be per-tensor (every field one entry, an ALU immediate of 16 bits).
+// The requantisation must be per-tensor (every field one entry). conv2d and dense take ALU
+// immediates of 16 bits only; qadd takes any int32 (wider values are constant acc rows).
 #pragma once
 
 #include <cstdint>
@@ -45,11 +46,13 @@ namespace tessel::topi::accel {
 te::TensorIntrin gemm_intrin(const isa::HwConfig& cfg);
 
 /// A template instance ready for te::lower: the schedule, the PrimFunc arguments in order
-/// (inputs, then the output) and the output tensor.
+/// (inputs, then the constants, then the output), the output tensor, and the constant operands
+/// with their contents (the caller places them in the Program's DRAM image).
 struct ScheduledOp {
   te::Schedule schedule;
   std::vector<te::Tensor> args;
   te::Tensor out;
+  std::vector<ChannelConstant> constants;
 };
 
 /// The accelerator's ALU updates an acc element in place (acc = acc op v). The templates'
@@ -113,9 +116,14 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
 /// loaded into local.acc_buffer (cache_read, pragma dma_copy: y = int32(x), LOAD ACC_8BIT), the
 /// scaling, sum and requantisation are ALU stages in acc (pragma alu) and the result is stored
 /// (pragma dma_copy), one tile of tile_h rows x W columns of one batch and channel block at a
-/// time (the batch and channel-block loops outermost, so every copy is a 2-D DMA). Knob
+/// time (the batch and channel-block loops outermost, so every copy is a 2-D DMA). Every value
+/// of the chain (multipliers, round, offsets) is an int32: one that does not fit the ALU's
+/// 16-bit immediate is an int32 constant [BATCH][BLOCK_OUT] (topi::ImmPolicy{16, 2}), a PrimFunc
+/// argument after a and b (ScheduledOp::constants, in chain order: "qadd.a_multiplier",
+/// "qadd.b_multiplier", "qadd.round", ...) cache_read once at the root into its own acc row
+/// (LOAD ACC) and used as the ALU's vector operand (use_imm 0, source row fixed). Knob
 /// "tile_h" (rows per tile, a split of H). UserError as the others (acc: tile_h x W rows for
-/// each operand and each low limb).
+/// each operand and each low limb, plus one row per constant).
 struct QaddLayer {
   te::Tensor a, b;
   int32_t a_zero_point = 0, a_multiplier = 1, b_zero_point = 0, b_multiplier = 1;
