@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -242,18 +243,33 @@ bool rounds_exactly(const Channel& ch, double big_m, AccRange r, int32_t zp, int
   return true;
 }
 
-/// A one-limb chain in form `f` that rounds exactly like M over `r`, or nullopt: for each
-/// shift from 31 down, the multipliers m for which every level's threshold (level_threshold)
-/// is that of floor((a m + h) / 2^s) + zp form an interval (each threshold t bounds t m and
-/// (t - 1) m); the one nearest M 2^s in it is tried (try_chain; rounds_exactly confirms).
-std::optional<Channel> exact_one_limb(double big_m, AccRange r, int32_t zp, int32_t clip_lo, int32_t clip_hi, Form f) {
-  int64_t mant = 0;
-  int e = 0;
-  exact_dyadic(big_m, mant, e);
-  if (e > 100 || e < -60) return std::nullopt;  // level_threshold's range (rounds_exactly handles these)
-  std::vector<I128> thr;
-  for (int32_t v = clip_lo + 1; v <= clip_hi; ++v) thr.push_back(level_threshold(mant, e, zp, v));
-  for (int s = 31; s >= 0; --s) {
+/// The 32-bit multipliers m, per shift s, for which every level's threshold (level_threshold)
+/// is that of floor((a m + h) / 2^s) + zp over `r` (each threshold t bounds t m and (t - 1) m):
+/// an interval [lo, hi], empty when lo > hi. They do not depend on the chain's form, so
+/// exact_one_limb's forms share one instance per channel; each shift's interval is computed on
+/// first use and kept.
+class FeasibleMultipliers {
+ public:
+  FeasibleMultipliers(double big_m, AccRange r, int32_t zp, int32_t clip_lo, int32_t clip_hi)
+      : r_(r), zp_(zp), clip_lo_(clip_lo) {
+    int64_t mant = 0;
+    int e = 0;
+    exact_dyadic(big_m, mant, e);
+    in_range_ = !(e > 100 || e < -60);  // level_threshold's range (rounds_exactly handles these)
+    if (!in_range_) return;
+    for (int32_t v = clip_lo + 1; v <= clip_hi; ++v) thr_.push_back(level_threshold(mant, e, zp, v));
+  }
+  /// False when M is outside level_threshold's range (no one-limb chain is searched).
+  bool in_range() const { return in_range_; }
+  /// [m_lo, m_hi] for shift s in [0, 31].
+  std::pair<I128, I128> at(int s) {
+    auto& slot = by_shift_[static_cast<size_t>(s)];
+    if (!slot) slot = compute(s);
+    return *slot;
+  }
+
+ private:
+  std::pair<I128, I128> compute(int s) const {
     const I128 two_s = I128{1} << s, h = s > 0 ? two_s / 2 : 0;
     I128 m_lo = 0, m_hi = kI32Max;  // feasible multipliers
     // a m >= b (lower = true) or a m < b, for a != 0
@@ -272,19 +288,38 @@ std::optional<Channel> exact_one_limb(double big_m, AccRange r, int32_t zp, int3
         m_hi = std::min(m_hi, a > 0 ? floor_div(b, I128{a}) : floor_div(-b, I128{-a}));
       }
     };
-    for (size_t i = 0; i < thr.size() && m_lo <= m_hi; ++i) {
-      const int32_t v = clip_lo + 1 + static_cast<int32_t>(i);
-      const I128 b = (I128{v} - zp) * two_s - h;  // out(a) >= v <=> a m >= b
-      const I128 t = thr[i];
-      if (t <= r.lo) {
-        bound(r.lo, b, true);
-      } else if (t > r.hi) {
-        bound(r.hi, b, false);
+    for (size_t i = 0; i < thr_.size() && m_lo <= m_hi; ++i) {
+      const int32_t v = clip_lo_ + 1 + static_cast<int32_t>(i);
+      const I128 b = (I128{v} - zp_) * two_s - h;  // out(a) >= v <=> a m >= b
+      const I128 t = thr_[i];
+      if (t <= r_.lo) {
+        bound(r_.lo, b, true);
+      } else if (t > r_.hi) {
+        bound(r_.hi, b, false);
       } else {
         bound(static_cast<int64_t>(t), b, true);
         bound(static_cast<int64_t>(t) - 1, b, false);
       }
     }
+    return {m_lo, m_hi};
+  }
+
+  AccRange r_;
+  int32_t zp_, clip_lo_;
+  bool in_range_ = false;
+  std::vector<I128> thr_;
+  std::array<std::optional<std::pair<I128, I128>>, 32> by_shift_{};
+};
+
+/// A one-limb chain in form `f` that rounds exactly like M over `r`, or nullopt: for each
+/// shift from 31 down, the multiplier nearest M 2^s in that shift's feasible interval
+/// (feasible_multipliers, computed for the same M, r, zp and clip bounds) is tried (try_chain;
+/// rounds_exactly confirms).
+std::optional<Channel> exact_one_limb(FeasibleMultipliers& feasible, double big_m, AccRange r, int32_t zp,
+                                      int32_t clip_lo, int32_t clip_hi, Form f) {
+  if (!feasible.in_range()) return std::nullopt;
+  for (int s = 31; s >= 0; --s) {
+    const auto [m_lo, m_hi] = feasible.at(s);
     if (m_lo > m_hi) continue;
     const I128 want = std::llround(std::ldexp(big_m, s));
     const int64_t m = static_cast<int64_t>(std::clamp(want, m_lo, m_hi));
@@ -536,8 +571,9 @@ runtime::Requant derive_requant(const std::vector<double>& m, const std::vector<
       continue;
     }
     std::optional<Channel> ch;
+    FeasibleMultipliers feasible(m[c], acc[c], out_zero_point, clip_lo, clip_hi);
     for (Form f : {Form::kPlain, Form::kClamp, Form::kCentred}) {
-      if (!ch) ch = exact_one_limb(m[c], acc[c], out_zero_point, clip_lo, clip_hi, f);
+      if (!ch) ch = exact_one_limb(feasible, m[c], acc[c], out_zero_point, clip_lo, clip_hi, f);
     }
     if (!ch) {
       ch = wide_chain(m[c], acc[c], out_zero_point, clip_lo, clip_hi);
