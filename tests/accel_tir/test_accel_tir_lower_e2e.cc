@@ -10,6 +10,7 @@
 
 #include "compiler/backend/accel/stream_cost.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/common/cpu_qadd.h"
 #include "tests/accel_tir/accel_tir_test_util.h"
 
 namespace tessel::compiler::accel_tir::testing {
@@ -417,28 +418,7 @@ MatmulTir make_qadd_loops(const isa::HwConfig& cfg, const QaddSpec& q) {
 
 /// The CPU's qadd kernel on a and b (same shape [n]).
 std::vector<int8_t> cpu_qadd(const QaddSpec& q, const std::vector<int8_t>& a, const std::vector<int8_t>& b) {
-  runtime::TensorDesc da, db, dy;
-  da.name = "a";
-  db.name = "b";
-  dy.name = "y";
-  for (runtime::TensorDesc* d : {&da, &db, &dy}) {
-    d->dtype = runtime::DType::kI8;
-    d->shape = {q.n};
-    d->quantized = true;
-  }
-  da.quant = {q.sa(), q.za};
-  db.quant = {q.sb(), q.zb};
-  dy.quant = {q.sy, q.zy};
-  runtime::Step step;
-  step.name = "residual";
-  step.op = "qadd";
-  std::vector<int8_t> y(static_cast<size_t>(q.n));
-  runtime::cpu::KernelCall call;
-  call.step = &step;
-  call.inputs = {{&da, reinterpret_cast<const uint8_t*>(a.data())}, {&db, reinterpret_cast<const uint8_t*>(b.data())}};
-  call.outputs = {{&dy, reinterpret_cast<uint8_t*>(y.data())}};
-  runtime::cpu::run_kernel(call);
-  return y;
+  return ::tessel::testing::cpu_qadd({q.n}, {q.sa(), q.za}, {q.sb(), q.zb}, {q.sy, q.zy}, false, a, b);
 }
 
 /// Runs the residual-add Program on a device of `kind`.

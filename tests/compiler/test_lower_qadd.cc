@@ -14,6 +14,7 @@
 #include "compiler/driver/lower_qadd.h"
 #include "isa/config.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/common/cpu_qadd.h"
 #include "runtime/device.h"
 #include "support/error.h"
 
@@ -27,29 +28,8 @@ struct Case {
 
 /// The CPU kernel on NCHW a and b.
 std::vector<int8_t> cpu_qadd(const Case& c, const std::vector<int8_t>& a, const std::vector<int8_t>& b) {
-  runtime::TensorDesc da, db, dy;
-  da.name = "a";
-  db.name = "b";
-  dy.name = "y";
-  for (runtime::TensorDesc* d : {&da, &db, &dy}) {
-    d->dtype = runtime::DType::kI8;
-    d->shape = c.shape;
-    d->quantized = true;
-  }
-  da.quant = {c.q.a_scale, c.q.a_zero_point};
-  db.quant = {c.q.b_scale, c.q.b_zero_point};
-  dy.quant = {c.q.y_scale, c.q.y_zero_point};
-  runtime::Step step;
-  step.name = "add";
-  step.op = "qadd";
-  step.attrs = {{"relu", c.q.relu}};
-  std::vector<int8_t> y(a.size());
-  runtime::cpu::KernelCall call;
-  call.step = &step;
-  call.inputs = {{&da, reinterpret_cast<const uint8_t*>(a.data())}, {&db, reinterpret_cast<const uint8_t*>(b.data())}};
-  call.outputs = {{&dy, reinterpret_cast<uint8_t*>(y.data())}};
-  runtime::cpu::run_kernel(call);
-  return y;
+  return ::tessel::testing::cpu_qadd(c.shape, {c.q.a_scale, c.q.a_zero_point}, {c.q.b_scale, c.q.b_zero_point},
+                                   {c.q.y_scale, c.q.y_zero_point}, c.q.relu, a, b);
 }
 
 std::vector<int8_t> pack(const std::vector<int8_t>& x, const std::vector<int64_t>& s, const isa::HwConfig& cfg) {
@@ -110,7 +90,9 @@ uint64_t check_case(const Case& c, const isa::HwConfig& cfg, const std::string& 
   bool has_const = false;
   for (const isa::Segment& s : prog.segments) has_const = has_const || s.name == "const";
   // (folding the zero points into the round term can widen it: constants without a wide scheme)
-  if (wide) EXPECT_TRUE(has_const) << what;
+  if (wide) {
+    EXPECT_TRUE(has_const) << what;
+  }
   EXPECT_EQ(has_const, low.schedule.find(" 0 int32 constant rows") == std::string::npos) << what << low.schedule;
   size_t n = 1;
   for (int64_t d : c.shape) n *= static_cast<size_t>(d);

@@ -9,6 +9,7 @@
 
 #include "compiler/passes/qadd_scheme.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/common/cpu_qadd.h"
 #include "support/error.h"
 
 namespace tessel::compiler {
@@ -20,33 +21,13 @@ using passes::QaddScheme;
 
 /// The CPU kernel on all 65,536 pairs (a = qa, b = qb, pair index (qa + 128) * 256 + qb + 128).
 std::vector<int8_t> kernel_all_pairs(const QaddQuant& q) {
-  std::vector<int8_t> a(65536), b(65536), y(65536);
+  std::vector<int8_t> a(65536), b(65536);
   for (int i = 0; i < 65536; ++i) {
     a[static_cast<size_t>(i)] = static_cast<int8_t>(i / 256 - 128);
     b[static_cast<size_t>(i)] = static_cast<int8_t>(i % 256 - 128);
   }
-  runtime::TensorDesc da, db, dy;
-  da.name = "a";
-  db.name = "b";
-  dy.name = "y";
-  for (runtime::TensorDesc* d : {&da, &db, &dy}) {
-    d->dtype = runtime::DType::kI8;
-    d->shape = {65536};
-    d->quantized = true;
-  }
-  da.quant = {q.a_scale, q.a_zero_point};
-  db.quant = {q.b_scale, q.b_zero_point};
-  dy.quant = {q.y_scale, q.y_zero_point};
-  runtime::Step step;
-  step.name = "residual";
-  step.op = "qadd";
-  if (q.relu) step.attrs["relu"] = true;
-  runtime::cpu::KernelCall call;
-  call.step = &step;
-  call.inputs = {{&da, reinterpret_cast<const uint8_t*>(a.data())}, {&db, reinterpret_cast<const uint8_t*>(b.data())}};
-  call.outputs = {{&dy, reinterpret_cast<uint8_t*>(y.data())}};
-  runtime::cpu::run_kernel(call);
-  return y;
+  return ::tessel::testing::cpu_qadd({65536}, {q.a_scale, q.a_zero_point}, {q.b_scale, q.b_zero_point},
+                                   {q.y_scale, q.y_zero_point}, q.relu, a, b);
 }
 
 /// Asserts the scheme equals the kernel on every pair and that no int32 step wraps.
