@@ -29,7 +29,7 @@ const std::vector<Pass>& graph_pipeline() {
       {"quantize", "post-training quantisation with power-of-two scales", quantize},
       {"fuse_activation", "qclip into qconv2d clip bounds / qadd relu", fuse_activation},
       {"requant", "requantisation parameters of every qconv2d", requant},
-      {"placement", "qconv2d on the accelerator, the rest on the CPU", placement},
+      {"placement", "qconv2d and exact residual qadds on the accelerator, the rest on the CPU", placement},
       {"layout_nchwnc", "NCHWnc packing around accelerator layers", layout_nchwnc},
   };
   return pipeline;
