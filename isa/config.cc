@@ -173,8 +173,8 @@ void HwConfig::validate() const {
                      kMaxClockMhz);
   }
   check_range("DRAM_LATENCY", dram_latency, 0, 1000000, "cycles");
-  check_range("CMD_QUEUE_DEPTH", cmd_queue_depth, 1, 1 << 24, "entries");
-  check_range("TOKEN_QUEUE_DEPTH", token_queue_depth, 1, 1 << 24, "tokens");
+  check_range("CMD_QUEUE_DEPTH", cmd_queue_depth, 1, kMaxQueueDepth, "entries");
+  check_range("TOKEN_QUEUE_DEPTH", token_queue_depth, 1, kMaxQueueDepth, "tokens");
   // The instruction formats must still fit 128 bits (micro-ops 32 bits).
   for (Format f : {Format::kMem, Format::kGemm, Format::kAlu, Format::kFinish, Format::kUop}) {
     (void)layout_format(f, *this);

@@ -14,6 +14,10 @@ inline constexpr double kMaxClockMhz = 1e6;
 
 /// The accelerator's parameters. Field names follow VTA's JSON keys (lower-case).
 /// Sizes are log2 of bytes unless noted. Call validate() after changing fields.
+/// Largest CMD_QUEUE_DEPTH and TOKEN_QUEUE_DEPTH HwConfig::validate accepts (a Tessel limit):
+/// deep enough that no stream of a layer waits for queue room.
+inline constexpr int kMaxQueueDepth = 1 << 24;
+
 struct HwConfig {
   // ---- VTA keys (defaults: VTA's 1x16_i8w8a32_15_15_18_17) ----
   int log_inp_width = 3;   ///< log2 bits of an input element (3 = int8)

@@ -847,6 +847,12 @@ std::string describe_insn(const Instruction& in) {
   return s;
 }
 
+bool only_deadlocks(const std::vector<Diagnostic>& d) {
+  for (const Diagnostic& x : d)
+    if (x.rule != VerifyRule::kDeadlock) return false;
+  return !d.empty();
+}
+
 std::vector<Diagnostic> check_program(const Program& p, const VerifyOptions& opt) {
   std::optional<IsaSpec> spec;
   try {

@@ -127,6 +127,10 @@ struct Diagnostic {
 /// only diagnostic is that (nothing else can be checked). Does not throw UserError.
 std::vector<Diagnostic> check_program(const Program& p, const VerifyOptions& opt = {});
 
+/// True when `d` is non-empty and every diagnostic is a deadlock (VerifyRule::kDeadlock): the
+/// stream is legal but does not fit the configured queue depths.
+bool only_deadlocks(const std::vector<Diagnostic>& d);
+
 /// Throws UserError with the first diagnostic's message (plus how many more there are) if
 /// check_program() finds anything.
 void verify(const Program& p, const VerifyOptions& opt = {});

@@ -63,16 +63,8 @@ QaddAccelLayer qadd_layer(const ir::Graph& g, const ir::Node& n) {
 
 // ---- offloaded layers under the configured queue depths ----
 
-/// Largest depth HwConfig::validate accepts: deep enough that no stream waits for room.
-constexpr int kDeepQueue = 1 << 24;
-
-/// True when every diagnostic is a deadlock (the stream is legal but does not fit the configured
-/// queue depths).
-bool only_deadlocks(const std::vector<isa::Diagnostic>& d) {
-  for (const isa::Diagnostic& x : d)
-    if (x.rule != isa::VerifyRule::kDeadlock) return false;
-  return !d.empty();
-}
+using isa::only_deadlocks;
+constexpr int kDeepQueue = isa::kMaxQueueDepth;
 
 bool verifies(isa::Program& p, int cmd, int tok) {
   p.config.cmd_queue_depth = cmd;

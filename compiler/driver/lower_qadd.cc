@@ -23,8 +23,7 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Largest queue depth HwConfig::validate accepts: no stream waits for room.
-constexpr int kDeepQueue = 1 << 24;
+constexpr int kDeepQueue = isa::kMaxQueueDepth;
 
 bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
@@ -174,8 +173,7 @@ accel::LoweredLayer lower_qadd_layer(const QaddAccelLayer& layer, const isa::HwC
                            point.split("tile_h")[1], e.what());
     }
     const std::vector<isa::Diagnostic> diags = isa::check_program(c.program);
-    bool deadlock_only = !diags.empty();
-    for (const isa::Diagnostic& d : diags) deadlock_only = deadlock_only && d.rule == isa::VerifyRule::kDeadlock;
+    const bool deadlock_only = isa::only_deadlocks(diags);
     if (!diags.empty() && !deadlock_only) {
       throw_internal_error("qadd '{}': the lowered stream (tile_h={}) fails the verifier: {}", layer.name, c.tile_h,
                            diags.front().message);
