@@ -39,13 +39,7 @@ double seconds_since(Clock::time_point t0) {
 }
 
 void check_dump_ir(const std::string& pass) {
-  if (pass.empty() || pass == "all" || pass == "list") return;
-  const std::vector<std::string> names = compiler::pass_names();
-  if (std::find(names.begin(), names.end(), pass) == names.end()) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw_user_error("unknown pass {} for --dump-ir (passes: {}, or all)", support::quote(pass), list);
-  }
+  if (const std::string e = dump_ir_error(pass); !e.empty()) throw_user_error("{}", e);
 }
 
 /// --dump-ir list: every pass of the registry (compiler::pass_list()) in order with its level and
@@ -55,6 +49,8 @@ void print_pass_list(std::ostream& out) {
          "loop-ir: per offloaded layer of the loop-IR backend):\n";
   for (const compiler::PassInfo& p : compiler::pass_list())
     out << fmt::format("  {:<7} {:<24} {}\n", p.level, p.name, p.summary);
+  out << "--time-passes also times two steps that are not IR passes (no --dump-ir): import (reading the ONNX "
+         "model into the graph) and backend verify (isa::verify on each emitted Program)\n";
 }
 
 /// One line per pass: level (per-kernel passes only), name and milliseconds.
@@ -680,6 +676,15 @@ int config_command(const std::string& config_path, std::ostream& out) {
   const std::string json = load_config(config_path).to_json();
   out << json << (json.empty() || json.back() != '\n' ? "\n" : "");
   return 0;
+}
+
+std::string dump_ir_error(const std::string& pass) {
+  if (pass.empty() || pass == "all" || pass == "list") return "";
+  const std::vector<std::string> names = compiler::pass_names();
+  if (std::find(names.begin(), names.end(), pass) != names.end()) return "";
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return fmt::format("unknown pass {} for --dump-ir (passes: {}, or all)", support::quote(pass), list);
 }
 
 }  // namespace tessel::tools

@@ -49,6 +49,11 @@ struct RunOptions {
 /// Program verified at the run's depths first (UserError naming the Program otherwise).
 int run_command(const RunOptions& o, std::ostream& out);
 
+/// The usage error of a --dump-ir value: "" when `pass` is "", "all", "list" or a pass of the
+/// registry (compiler::pass_names()), else "unknown pass 'X' for --dump-ir (passes: ..., or
+/// all)". tessel reports it as a usage error (exit code 2) before it reads any file.
+std::string dump_ir_error(const std::string& pass);
+
 /// Options of `tessel compile`.
 struct CompileCmdOptions {
   std::string model, output_path, config_path, dump_ir;  ///< dump_ir "list": print the passes, compile nothing

@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   run->add_flag("--nhwc", ro.nhwc, "input files are NHWC; transpose them to the model's NCHW");
   run->add_option("--batch", ro.batch, "value of symbolic batch dimensions")->check(batch_validator())->capture_default_str();
   run->add_option("--sim", ro.sim, sim_help)->check(any_sim)->capture_default_str();
-  run->add_option("--config", ro.config_path, "hardware configuration JSON (VTA keys)");
+  run->add_option("--config", ro.config_path, "hardware configuration file: JSON with VTA keys (default: VTA's defaults)");
   run->add_option("--output,-o", ro.output_path, "write the output tensor(s) as .npy");
   run->add_option("--report-json", ro.report_json, "write the report as JSON");
   run->add_option("--labels", ro.labels_path, "class labels, one per line");
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
   CLI::App* compile = app.add_subcommand("compile", "compile a model into an executable (.tsx)");
   compile->add_option("model", co.model, "ONNX model")->required();
   compile->add_option("-o,--output", co.output_path, "output executable (required unless --dump-ir list)");
-  compile->add_option("--config", co.config_path, "hardware configuration JSON");
+  compile->add_option("--config", co.config_path, "hardware configuration file: JSON with VTA keys (default: VTA's defaults)");
   compile->add_option("--calib", co.calib, "calibration input files (required for float models)");
   compile->add_flag("--nhwc", co.nhwc, "calibration files are NHWC");
   compile->add_option("--batch", co.batch, "value of symbolic batch dimensions")->check(batch_validator())->capture_default_str();
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
   CLI::App* as = app.add_subcommand("asm", "assemble a text program into a binary Program");
   as->add_option("input", asm_in, "assembler text (.s)")->required();
   as->add_option("-o,--output", asm_out, "output Program binary")->required();
-  as->add_option("--config", asm_config, "hardware configuration JSON");
+  as->add_option("--config", asm_config, "hardware configuration file: JSON with VTA keys (default: VTA's defaults)");
   std::string disasm_in;
   CLI::App* disasm = app.add_subcommand("disasm", "print a binary Program as assembler text");
   disasm->add_option("program", disasm_in, "Program binary")->required();
@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
   CLI::App* simc = app.add_subcommand("sim", "verify and run one Program on a simulator");
   simc->add_option("program", so.program_path, "Program binary or assembler text")->required();
   simc->add_option("--sim", so.sim, sim_help)->check(any_sim)->capture_default_str();
-  simc->add_option("--config", so.config_path, "hardware configuration JSON (text programs)");
+  simc->add_option("--config", so.config_path, "hardware configuration file: JSON with VTA keys, for text programs (default: VTA's defaults)");
   simc->add_option("--segment", so.segments, "name=file: raw bytes for an input segment (appended when the program has none of that name)");
   simc->add_option("--alloc", so.allocs, "name=BYTES: append a zero-filled output segment");
   simc->add_option("--dump-segment", so.dump_segments, "name=file: write a segment's bytes after the run");
@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
   simcmp->add_option("program", sco.program_path, "Program binary or assembler text")->required();
   simcmp->add_option("--a", sco.a, "first simulator: " + or_list(built_timed))->check(timed_sim)->capture_default_str();
   simcmp->add_option("--b", sco.b, "second simulator: " + or_list(built_timed))->check(timed_sim)->capture_default_str();
-  simcmp->add_option("--config", sco.config_path, "hardware configuration JSON (text programs)");
+  simcmp->add_option("--config", sco.config_path, "hardware configuration file: JSON with VTA keys, for text programs (default: VTA's defaults)");
   simcmp->add_option("--segment", sco.segments, "name=file: raw bytes for an input segment (as tessel sim)");
   simcmp->add_option("--alloc", sco.allocs, "name=BYTES: append a zero-filled output segment (as tessel sim)");
   simcmp->add_flag("--all-errors", sco.all_errors, "list every problem the verifier finds (as tessel sim)");
@@ -251,8 +251,9 @@ int main(int argc, char** argv) {
   std::string cfg_path;
   bool cfg_print = false;
   CLI::App* config = app.add_subcommand("config", "show the hardware configuration");
-  config->add_flag("--print", cfg_print, "print the effective configuration as JSON")->required();
-  config->add_option("--config", cfg_path, "hardware configuration JSON (default: VTA's default)");
+  config->add_flag("--print", cfg_print,
+                   "print the effective configuration as JSON (what tessel config does; the flag may be left out)");
+  config->add_option("--config", cfg_path, "hardware configuration file: JSON with VTA keys (default: VTA's defaults)");
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string sub = argv[1];
@@ -286,6 +287,10 @@ int main(int argc, char** argv) {
     return fail("--output is required" + help_hint(app), 2);
   }
   if (*run && ro.dump_ir != "list" && ro.inputs.empty()) return fail("--input is required" + help_hint(app), 2);
+  // An unknown --dump-ir pass is a bad option value, as CLI11's own checks: a usage error.
+  for (const std::string* d : {&ro.dump_ir, &co.dump_ir}) {
+    if (const std::string e = tessel::tools::dump_ir_error(*d); !e.empty()) return fail(e + help_hint(app), 2);
+  }
 
   // Runs the chosen command; its results on standard output must have reached it (a full disk or
   // a closed pipe is an error, exit code 1).

@@ -179,8 +179,20 @@ TEST(CliErrors, BadShapeText) {
 }
 
 TEST(CliErrors, UnknownDumpIrPass) {
-  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--dump-ir", "no-such-pass"}), 1,
+  // a bad option value: a usage error (exit code 2), for run and compile alike
+  expect_error(run_cli({"run", kMnistInt8, "--input", kDigit0, "--dump-ir", "no-such-pass"}), 2,
                "unknown pass 'no-such-pass'");
+  expect_error(run_cli({"compile", kMnistInt8, "-o", "x.tsx", "--dump-ir", "no-such-pass"}), 2,
+               "unknown pass 'no-such-pass'");
+}
+
+TEST(CliErrors, ConfigPrintsWithoutTheFlag) {
+  // `tessel config` prints the configuration; --print is the same command spelled out
+  const CliResult a = run_cli({"config"});
+  const CliResult b = run_cli({"config", "--print"});
+  EXPECT_EQ(a.exit_code, 0);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("\"LOG_BLOCK_IN\": 4,"), std::string::npos) << a.out;
 }
 
 TEST(CliErrors, MissingLabelFile) {
@@ -441,7 +453,12 @@ TEST(CliPasses, DumpIrListAndTimePasses) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line.rfind("passes in order (graph: once per model; ", 0), 0u) << line;
+  std::string footer;
   while (std::getline(in, line)) {
+    if (line.rfind("  ", 0) != 0) {  // the note on the timed steps that are not IR passes
+      footer = line;
+      break;
+    }
     std::istringstream f(line);
     std::string level, name;
     f >> level >> name;
@@ -452,6 +469,8 @@ TEST(CliPasses, DumpIrListAndTimePasses) {
   EXPECT_EQ(names[11], "driver lower");
   EXPECT_EQ(names[12], "tir inject_dma_copy");
   EXPECT_EQ(names.back(), "loop-ir insert_dep_tokens");
+  EXPECT_NE(footer.find("import (reading the ONNX model into the graph) and backend verify"), std::string::npos)
+      << list.out;
   // every listed pass is a valid --dump-ir name (one name at two levels is tried once)
   std::set<std::string> tried;
   for (const std::string& n : names) {
