@@ -48,8 +48,8 @@ struct LayerRow {
   std::string name, op;
   std::vector<int64_t> in_shape, out_shape;
   std::string placement;          ///< "accel" or "cpu"
-  /// Why a layer the accelerator could run stays on the CPU (compiler::LayerInfo::
-  /// placement_reason), or "" (JSON null).
+  /// Why the layer stays on the CPU (compiler::LayerInfo::placement_reason), or "" (JSON null:
+  /// on the accelerator, or offload off).
   std::string placement_reason;
   uint64_t cycles = 0;            ///< accelerator cycles (0 on fsim and for CPU layers)
   int64_t macs = 0;

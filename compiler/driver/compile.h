@@ -45,7 +45,8 @@ struct LayerInfo {
   std::string name, op;             ///< ONNX node name, operator (ONNX op_type of the source)
   std::vector<int64_t> in_shape, out_shape;
   runtime::Placement placement = runtime::Placement::kCpu;
-  /// Why a layer the accelerator could run stays on the CPU (ir::Node::placement_reason), or "".
+  /// Why the layer stays on the CPU (ir::Node::placement_reason: a residual qadd's obstacle, or
+  /// no accelerator kernel for the op), or "" (on the accelerator, or offload off).
   std::string placement_reason;
   int64_t macs = 0;                 ///< useful multiply-accumulates (0 for non-MAC ops)
   int64_t ideal_gemm_uops = 0;      ///< accelerator compute roofline in uops (offloaded layers)

@@ -75,7 +75,8 @@ struct Node {
   std::vector<int> inputs, outputs;
   nlohmann::json attrs = nlohmann::json::object();
   runtime::Placement placement = runtime::Placement::kCpu;
-  /// Why the placement pass kept a node the accelerator could run on the CPU ("" otherwise):
+  /// Why the placement pass kept the node on the CPU ("" on the accelerator, or when offload is
+  /// off and nothing was considered):
   /// reports and the IR dump (" @cpu(<reason>)") show it.
   std::string placement_reason;
   /// Source ONNX op_type (for reports); defaults to `op` for imported nodes.

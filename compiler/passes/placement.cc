@@ -74,12 +74,16 @@ void placement(ir::Graph& g, PassContext& ctx) {
   for (ir::Node& n : g.nodes) {
     n.placement = runtime::Placement::kCpu;
     n.placement_reason.clear();
-    if (!ctx.offload || !n.is_tessel()) continue;
-    if (n.op == "qconv2d") {
+    if (!ctx.offload) continue;
+    if (n.is_tessel() && n.op == "qconv2d") {
       n.placement = runtime::Placement::kAccel;
-    } else if (n.op == "qadd") {
+    } else if (n.is_tessel() && n.op == "qadd") {
       n.placement_reason = qadd_accel_reason(g, n, ctx.config, producers);
       if (n.placement_reason.empty()) n.placement = runtime::Placement::kAccel;
+    } else {
+      n.placement_reason = fmt::format("no accelerator kernel for {}{} (the accelerator runs qconv2d, i.e. int8 conv "
+                                       "and dense, and the residual qadd)",
+                                       n.is_tessel() ? "" : (n.domain.empty() ? "ONNX " : n.domain + "."), n.op);
     }
   }
 }

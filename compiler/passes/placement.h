@@ -5,7 +5,8 @@
 //  - qadd (the residual blocks' QLinearAdd) on the accelerator when the accelerator can run it
 //    bit-exactly in the layout its neighbours leave the operands in (qadd_accel_reason() is
 //    empty), else on the CPU with Node::placement_reason saying why;
-//  - everything else on the CPU.
+//  - everything else on the CPU, with the reason "no accelerator kernel for <op> (...)" (the op
+//    prefixed "ONNX " when it is not a Tessel operator).
 // Without offload everything is on the CPU (no reason recorded: nothing was considered).
 #pragma once
 
