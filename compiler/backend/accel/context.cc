@@ -10,18 +10,8 @@
 namespace tessel::compiler::accel {
 
 int LoweringContext::intern_kernel(const std::vector<isa::Uop>& k) {
-  std::vector<uint32_t> key;
-  key.reserve(k.size() * 3);
-  for (const isa::Uop& u : k) {
-    key.push_back(u.dst);
-    key.push_back(u.src);
-    key.push_back(u.wgt);
-  }
-  auto it = kernel_ids_.find(key);
-  if (it != kernel_ids_.end()) return it->second;
-  const int id = static_cast<int>(kernels.size());
-  kernels.push_back(k);
-  kernel_ids_.emplace(std::move(key), id);
+  const int id = kernel_table_.intern(k);
+  if (static_cast<size_t>(id) == kernels.size()) kernels.push_back(k);
   return id;
 }
 

@@ -12,6 +12,7 @@
 #include "compiler/backend/accel/loop_ir.h"
 #include "compiler/backend/accel/plan.h"
 #include "compiler/backend/accel/schedule.h"
+#include "compiler/backend/accel/uop_table.h"
 #include "isa/config.h"
 
 namespace tessel::compiler::accel {
@@ -42,11 +43,11 @@ struct LoweringContext {
   /// Starts a new kernel table (clears `kernels` and the dedup map).
   void clear_kernels() {
     kernels.clear();
-    kernel_ids_.clear();
+    kernel_table_.clear();
   }
 
  private:
-  std::map<std::vector<uint32_t>, int> kernel_ids_;
+  UopKernelTable kernel_table_;  ///< the interning (kernels mirrors its kernels())
 };
 
 /// The scratchpad layout of one tile and input-channel chunk (thread-relative indices).

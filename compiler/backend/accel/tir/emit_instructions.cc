@@ -8,10 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "compiler/backend/accel/context.h"
-#include "compiler/backend/accel/loop_ir.h"
-#include "compiler/backend/accel/passes/allocate_uops.h"
-#include "compiler/backend/accel/passes/insert_dep_tokens.h"
+#include "compiler/backend/accel/dep_tokens.h"
+#include "compiler/backend/accel/uop_table.h"
 #include "compiler/backend/accel/tir/common.h"
 #include "compiler/target/accel_intrin.h"
 #include "compiler/tir/arith/analyzer.h"
@@ -56,6 +54,12 @@ std::string_view module_name(Module m) {
   return isa::to_string(m);
 }
 
+/// One emitted instruction; a GEMM/ALU names its micro-op kernel (UopKernelTable id).
+struct Leaf {
+  Instruction insn;
+  int kernel = -1;
+};
+
 class Emitter {
  public:
   Emitter(const isa::HwConfig& cfg, std::map<const tir::VarNode*, SramPlacement> sram,
@@ -65,8 +69,8 @@ class Emitter {
     last_.fill(-1);
   }
 
-  accel::LoweringContext ctx;
-  std::vector<accel::Stmt> leaves;
+  accel::UopKernelTable kernels;
+  std::vector<Leaf> leaves;
 
   void run(const Stmt& s) {
     visit(s);
@@ -93,7 +97,7 @@ class Emitter {
     return it != buffers_.end() ? it->second->name : data->name;
   }
 
-  void push_leaf(accel::Stmt leaf) {
+  void push_leaf(Leaf leaf) {
     const Module m = leaf.insn.module();
     isa::DepFlags& p = pending_[static_cast<size_t>(m)];
     leaf.insn.dep.pop_prev = leaf.insn.dep.pop_prev || p.pop_prev;
@@ -102,7 +106,7 @@ class Emitter {
     last_[static_cast<size_t>(m)] = static_cast<int64_t>(leaves.size());
     leaves.push_back(std::move(leaf));
   }
-  void flush_noop(Module m) { push_leaf(accel::make_insn(isa::make_noop(m, {}), "token no-op", 0)); }
+  void flush_noop(Module m) { push_leaf({isa::make_noop(m, {})}); }
 
   void check_scope(const Instruction& in, const std::string& what) {
     if (!scope_) throw_user_error("{} is outside every {}", what, ta::kCoprocScope);
@@ -231,7 +235,7 @@ class Emitter {
                       static_cast<uint32_t>(d.first_elem + static_cast<uint64_t>(dof)), y, x, stride, pad[0],
                       pad[1], pad[2], pad[3]);
     check_scope(in, fmt::format("{} of {}", call->op, isa::to_string(type)));
-    push_leaf(accel::make_insn(in, fmt::format("{} {}", s.buffer->name, d.buffer->name), 0));
+    push_leaf({in});
   }
 
   void kernel(const tir::AttrStmtNode* op) {
@@ -278,9 +282,7 @@ class Emitter {
       uops.push_back(u);
     }
     check_scope(proto, gemm ? "a GEMM micro-op kernel" : "an ALU micro-op kernel");
-    accel::Stmt leaf = accel::make_insn(proto, gemm ? "gemm kernel" : "alu kernel", 0);
-    leaf.kernel = ctx.intern_kernel(uops);
-    push_leaf(std::move(leaf));
+    push_leaf({proto, kernels.intern(uops)});
   }
 
   void visit(const Stmt& s) {
@@ -458,15 +460,20 @@ isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
   const bool explicit_mode = has_dep_calls(f->body);
   if (explicit_tokens) *explicit_tokens = explicit_mode;
   Emitter em(cfg, std::move(sram), std::move(dram), buffers_by_data(f));
-  em.ctx.layer = f->name;
-  em.ctx.cfg = cfg;
   em.run(f->body);
-  em.ctx.uop_base = prog.image.size() / isa::dram_elem_bytes(cfg, MemType::kUop);
-  accel::Stmt root = accel::make_seq("program", std::move(em.leaves));
-  accel::allocate_uops(root, em.ctx);
+  const uint64_t uop_base = prog.image.size() / isa::dram_elem_bytes(cfg, MemType::kUop);
+  // micro-op kernels into the UOP buffer, after the rows of uop-scope buffers
+  accel::UopPlacer placer(cfg, em.kernels.kernels(), uop_base, fmt::format("layer '{}'", f->name));
+  std::vector<Instruction> insns;
+  if (placer.initial_load()) insns.push_back(*placer.initial_load());
+  for (Leaf& l : em.leaves) {
+    if (l.kernel >= 0) {
+      if (std::optional<Instruction> load = placer.place(l.kernel, l.insn)) insns.push_back(*load);
+    }
+    insns.push_back(l.insn);
+  }
   if (uop_reserved > 0) {
-    accel::for_each_insn(root, [&](accel::Stmt& s) {
-      Instruction& in = s.insn;
+    for (Instruction& in : insns) {
       if (in.opcode == Opcode::kLoad && in.mem_type == MemType::kUop) {
         in.sram_base += static_cast<uint32_t>(uop_reserved);
       } else if (in.opcode == Opcode::kGemm || in.opcode == Opcode::kAlu) {
@@ -479,26 +486,27 @@ isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
               f->name, in.uop_end, uop_reserved, cfg.uop_depth());
         }
       }
-    });
+    }
   }
   if (explicit_mode) {
-    root.body.push_back(accel::make_insn(isa::make_finish(), "", 0));
+    insns.push_back(isa::make_finish());
   } else {
-    accel::insert_dep_tokens(root, em.ctx);
+    // tokens from the SRAM regions, then the ending (no-ops and FINISH)
+    accel::insert_dependency_tokens(insns, cfg, placer.table(), uop_base);
   }
 
   // ---- micro-ops and instructions ----
   const isa::IsaSpec spec(cfg);
-  const size_t s_uop = prog.add_segment(
-      "uop", isa::SegmentKind::kConst, em.ctx.uop_table.size() * static_cast<uint64_t>(cfg.uop_elem_bytes()));
-  TESSEL_CHECK(prog.segments[s_uop].offset_bytes / 4 == em.ctx.uop_base,
-               "uop segment at byte {} but micro-op base {}", prog.segments[s_uop].offset_bytes,
-               em.ctx.uop_base);
-  for (size_t i = 0; i < em.ctx.uop_table.size(); ++i) {
-    put_u32(prog.image, prog.segments[s_uop].offset_bytes + i * 4, spec.encode_uop(em.ctx.uop_table[i]));
+  const std::vector<isa::Uop>& table = placer.table();
+  const size_t s_uop =
+      prog.add_segment("uop", isa::SegmentKind::kConst, table.size() * static_cast<uint64_t>(cfg.uop_elem_bytes()));
+  TESSEL_CHECK(prog.segments[s_uop].offset_bytes / 4 == uop_base, "uop segment at byte {} but micro-op base {}",
+               prog.segments[s_uop].offset_bytes, uop_base);
+  for (size_t i = 0; i < table.size(); ++i) {
+    put_u32(prog.image, prog.segments[s_uop].offset_bytes + i * 4, spec.encode_uop(table[i]));
   }
-  prog.uops = em.ctx.uop_table;
-  accel::for_each_insn(root, [&](const accel::Stmt& s) { prog.insns.push_back(s.insn); });
+  prog.uops = table;
+  prog.insns = std::move(insns);
   try {
     isa::verify(prog);
   } catch (const UserError& e) {

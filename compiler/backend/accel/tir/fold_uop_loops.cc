@@ -8,9 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/backend/accel/context.h"
-#include "compiler/backend/accel/loop_ir.h"
-#include "compiler/backend/accel/passes/fold_uop_loops.h"
 #include "compiler/backend/accel/tir/common.h"
 #include "compiler/target/accel_intrin.h"
 #include "compiler/tir/arith/analyzer.h"
@@ -147,23 +144,12 @@ class Folder : public tir::IRMutator {
     std::vector<tir::Var> vars;
     for (const tir::ForNode* l : levels) vars.push_back(l->loop_var);
 
-    // the loop-IR body: one UopExpr per call, terms named by level ("l0", "l1"), the bases kept
-    // as TIR expressions (min folded in: v = min + i)
-    accel::Stmt ubody;
-    ubody.kind = accel::StmtKind::kUopBody;
-    ubody.name = gemm ? "gemm" : "alu";
-    const tir::CallNode* first = calls.front().call;
-    if (gemm) {
-      ubody.insn.opcode = isa::Opcode::kGemm;
-      ubody.insn.reset = !tir::is_const_int(first->args[0], 0);
-    } else {
-      ubody.insn.opcode = isa::Opcode::kAlu;
-    }
+    // per call and index (dst, src, wgt): the step per iteration of each level, and the base
+    // (min folded in: v = min + i)
+    std::vector<std::array<std::array<int64_t, 2>, 3>> steps(calls.size());
     std::vector<std::array<Expr, 3>> bases(calls.size());
     tir::arith::Analyzer az;
     for (size_t u = 0; u < calls.size(); ++u) {
-      accel::UopExpr ue;
-      accel::Affine* aff[3] = {&ue.dst, &ue.src, &ue.wgt};
       for (int k = 0; k < 3; ++k) {
         const Expr& e = calls[u].row[static_cast<size_t>(k)];
         const auto coefs = tir::arith::detect_linear_equation(e, vars);
@@ -181,6 +167,7 @@ class Folder : public tir::IRMutator {
                            levels.size() == 2 ? "both loop variables" : "the loop variable");
         }
         Expr base = (*coefs)[vars.size()];
+        steps[u][static_cast<size_t>(k)] = {0, 0};
         for (size_t l = 0; l < levels.size(); ++l) {
           const std::optional<int64_t> c = tir::arith::as_const((*coefs)[l]);
           const std::string& lname = levels[l]->loop_var.name();
@@ -195,23 +182,22 @@ class Folder : public tir::IRMutator {
                 "unsigned)",
                 lname, kIndexName[k], tir::to_text(e), calls[u].call->op, *c);
           }
-          aff[k]->terms.emplace_back(fmt::format("l{}", l), *c);
+          steps[u][static_cast<size_t>(k)][l] = *c;
           base = base + (*coefs)[l] * levels[l]->min;
         }
         bases[u][static_cast<size_t>(k)] = az.simplify(base);
       }
-      ubody.uops.push_back(ue);
     }
-    // the factor of a level is one field: every micro-op must agree on it
+    // the factor of a level is one field: every micro-op must agree on it (a level of one
+    // iteration never uses its factor: 0)
+    std::array<std::array<uint32_t, 3>, 2> factor{};
     for (size_t l = 0; l < levels.size(); ++l) {
       if (tir::is_const_int(levels[l]->extent, 1)) continue;
-      const std::string key = fmt::format("l{}", l);
-      accel::Affine accel::UopExpr::*member[3] = {&accel::UopExpr::dst, &accel::UopExpr::src,
-                                                  &accel::UopExpr::wgt};
       for (int k = 0; k < (gemm ? 3 : 2); ++k) {
-        const int64_t c0 = (ubody.uops[0].*member[k]).coef(key);
-        for (size_t u = 1; u < ubody.uops.size(); ++u) {
-          const int64_t cu = (ubody.uops[u].*member[k]).coef(key);
+        const size_t kk = static_cast<size_t>(k);
+        const int64_t c0 = steps[0][kk][l];
+        for (size_t u = 1; u < calls.size(); ++u) {
+          const int64_t cu = steps[u][kk][l];
           if (cu != c0) {
             throw_user_error(
                 "uop loop '{}' cannot fold: micro-ops 0 and {} step the {} index by {} and {} per iteration "
@@ -219,20 +205,38 @@ class Folder : public tir::IRMutator {
                 levels[l]->loop_var.name(), u, kIndexName[k], c0, cu, gemm ? "GEMM" : "ALU");
           }
         }
+        if (c0 > int64_t{UINT32_MAX}) {
+          throw_user_error("uop loop '{}' cannot fold: the {} factor {} does not fit an instruction field",
+                           levels[l]->loop_var.name(), kIndexName[k], c0);
+        }
+        factor[l][kk] = static_cast<uint32_t>(c0);
       }
     }
-    // the loop-IR fold decides the levels and factors
-    accel::Stmt nest = ubody;
-    for (size_t l = levels.size(); l-- > 0;) {
-      nest = accel::make_for(fmt::format("l{}", l), *tir::arith::as_const(levels[l]->extent), {nest});
+    // the instruction's nest: two levels are (outer, inner); one level is the inner loop
+    isa::Instruction in;
+    std::array<uint32_t, 3> out_f{}, in_f{};
+    in.iter_out = 1;
+    in.iter_in = 1;
+    auto extent_of = [](const tir::ForNode* l) {
+      const int64_t e = *tir::arith::as_const(l->extent);
+      if (e > int64_t{UINT32_MAX}) throw_user_error("uop loop '{}' has {} iterations", l->loop_var.name(), e);
+      return static_cast<uint32_t>(e);
+    };
+    if (levels.size() == 2) {
+      in.iter_out = extent_of(levels[0]);
+      in.iter_in = extent_of(levels[1]);
+      out_f = factor[0];
+      in_f = factor[1];
+    } else if (levels.size() == 1) {
+      in.iter_in = extent_of(levels[0]);
+      in_f = factor[0];
     }
-    accel::Stmt root = accel::make_seq("kernel", {nest});
-    accel::LoweringContext ctx;
-    ctx.cfg = cfg_;
-    accel::fold_uop_loops(root, ctx);
-    TESSEL_CHECK(root.body.size() == 1 && root.body[0].kind == accel::StmtKind::kInsn,
-                 "fold left no instruction");
-    const isa::Instruction& in = root.body[0].insn;
+    in.dst_factor_out = out_f[0];
+    in.src_factor_out = out_f[1];
+    in.wgt_factor_out = out_f[2];
+    in.dst_factor_in = in_f[0];
+    in.src_factor_in = in_f[1];
+    in.wgt_factor_in = in_f[2];
 
     std::vector<Stmt> out;
     auto loop_call = [](uint32_t ext, uint32_t d, uint32_t s, uint32_t w) {
