@@ -31,6 +31,10 @@ struct Builder {
     return v >= -hi - 1 && v <= hi;
   }
   void check_policy(const Tensor& t) const {
+    if (imm.packed_channels && !(t.ndim() == 6 || (t.ndim() == 4 && packed))) {
+      throw_user_error("requantize {}: packed per-channel constants need a packed stage (rank 6, or rank 4 packed), "
+                       "{} has rank {}{}", name, t.name(), t.ndim(), packed ? "" : " (not packed)");
+    }
     if (imm.imm_bits == 0) return;
     if (imm.imm_bits < 2 || imm.imm_bits > 32) {
       throw_user_error("requantize {}: immediate width {} bits is outside [2, 32] (0: no limit)", name, imm.imm_bits);
@@ -74,23 +78,42 @@ struct Builder {
       int64_t n = 1;
       for (const Expr& e : shape) n *= *tir::as_const_int(e);
       cst = te::placeholder(shape, DataType::int32(), name + "." + field);
-      ops.constants.push_back({cst, std::vector<int32_t>(static_cast<size_t>(n), values[0])});
+      ops.constants.push_back(
+          {cst, std::vector<int32_t>(static_cast<size_t>(n), values[0]), ChannelConstant::Kind::kUniform});
       s.operand = cst;
     } else if (values.size() == 1) {
       s.imm = values[0];
+    } else if (imm.packed_channels) {
+      // [C/lanes][B][lanes], every batch lane the channel's value
+      s.is_imm = false;
+      const std::vector<int64_t> full = const_shape(src);
+      const int64_t blocks = full[1], batch = full[full.size() - 2], lanes = full.back();
+      cst = te::placeholder({Expr(blocks), Expr(batch), Expr(lanes)}, DataType::int32(), name + "." + field);
+      std::vector<int32_t> packed_values;
+      packed_values.reserve(static_cast<size_t>(blocks * batch * lanes));
+      for (int64_t cb = 0; cb < blocks; ++cb) {
+        for (int64_t b = 0; b < batch; ++b) {
+          for (int64_t o = 0; o < lanes; ++o) packed_values.push_back(values[static_cast<size_t>(cb * lanes + o)]);
+        }
+      }
+      ops.constants.push_back({cst, std::move(packed_values), ChannelConstant::Kind::kChannel});
+      s.operand = cst;
     } else {
       s.is_imm = false;
       cst = te::placeholder({Expr(channels)}, DataType::int32(), name + "." + field);
-      ops.constants.push_back({cst, values});
+      ops.constants.push_back({cst, values, ChannelConstant::Kind::kChannel});
       s.operand = cst;
     }
+    const bool packed_cst = s.is_imm == false && !wide && imm.packed_channels;
     s.tensor = compute(
         src.shape(),
         [&](const std::vector<Var>& i) {
           Expr a = src(std::vector<Expr>(i.begin(), i.end()));
-          Expr v = s.is_imm ? Expr(s.imm)
-                   : wide   ? cst(std::vector<Expr>(i.end() - static_cast<long>(imm.const_dims), i.end()))
-                            : cst(channel_index(i, shape_of, packed));
+          const size_t r = i.size();
+          Expr v = s.is_imm     ? Expr(s.imm)
+                   : wide       ? cst(std::vector<Expr>(i.end() - static_cast<long>(imm.const_dims), i.end()))
+                   : packed_cst ? cst({Expr(i[1]), Expr(i[r - 2]), Expr(i[r - 1])})
+                                : cst(channel_index(i, shape_of, packed));
           return apply(op, a, v);
         },
         name + "." + step);
@@ -222,6 +245,113 @@ RequantOps qadd(const Tensor& a, const Tensor& b, int32_t a_zero_point, int32_t 
   const Tensor sum = ops.steps.back().tensor;
   // The chain's channel index is unused (every field is per-tensor): any rank is fine.
   return build_chain(sum, rq, false, name, std::move(ops), imm);
+}
+
+namespace {
+
+int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
+
+int64_t product(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+void check_zero_point_inputs(const std::string& what, const std::vector<int64_t>& w_shape,
+                             const std::vector<int8_t>& w, int32_t zp, bool conv_only) {
+  if (w_shape.size() != 6 && (conv_only || w_shape.size() != 4)) {
+    throw_user_error("{}: packed weights of rank {}, expected {}", what, w_shape.size(), conv_only ? "6" : "6 or 4");
+  }
+  if (static_cast<int64_t>(w.size()) != product(w_shape)) {
+    throw_user_error("{}: {} weight values for a packed weight tensor of {} elements", what, w.size(),
+                     product(w_shape));
+  }
+  if (zp < -128 || zp > 127) throw_user_error("{}: input zero point {} is outside [-128, 127]", what, zp);
+}
+
+/// Sums of output lane o's weights per tap: [OCB][BO][KH * KW] (int64; KH = KW = 1 for dense).
+std::vector<int64_t> tap_sums(const std::vector<int64_t>& ws, const std::vector<int8_t>& w) {
+  const bool conv = ws.size() == 6;
+  const int64_t ocb = ws[0], icb = ws[1], kh = conv ? ws[2] : 1, kw = conv ? ws[3] : 1, bo = ws[ws.size() - 2],
+                bi = ws.back();
+  std::vector<int64_t> sums(static_cast<size_t>(ocb * bo * kh * kw), 0);
+  size_t k = 0;
+  for (int64_t cb = 0; cb < ocb; ++cb) {
+    for (int64_t c = 0; c < icb; ++c) {
+      for (int64_t t = 0; t < kh * kw; ++t) {
+        for (int64_t o = 0; o < bo; ++o) {
+          int64_t s = 0;
+          for (int64_t i = 0; i < bi; ++i) s += w[k++];
+          sums[static_cast<size_t>((cb * bo + o) * kh * kw + t)] += s;
+        }
+      }
+    }
+  }
+  return sums;
+}
+
+}  // namespace
+
+std::vector<int32_t> zero_point_channel_addend(const std::vector<int64_t>& w_shape, const std::vector<int8_t>& w,
+                                               int32_t x_zero_point) {
+  check_zero_point_inputs("zero_point_channel_addend", w_shape, w, x_zero_point, false);
+  const std::vector<int64_t> sums = tap_sums(w_shape, w);
+  const int64_t taps = w_shape.size() == 6 ? w_shape[2] * w_shape[3] : 1;
+  std::vector<int32_t> out(sums.size() / static_cast<size_t>(taps));
+  for (size_t o = 0; o < out.size(); ++o) {
+    int64_t s = 0;
+    for (int64_t t = 0; t < taps; ++t) s += sums[o * static_cast<size_t>(taps) + static_cast<size_t>(t)];
+    out[o] = wrap32(-int64_t{x_zero_point} * s);
+  }
+  return out;
+}
+
+bool conv2d_window_touches_padding(int64_t h, int64_t w, int64_t kh, int64_t kw, const Conv2dAttrs& a) {
+  const std::string op = "conv2d_window_touches_padding";
+  const int64_t oh = conv_output_size(op, h, a.pad_top, a.pad_bottom, kh, a.stride_h, a.dilation_h);
+  const int64_t ow = conv_output_size(op, w, a.pad_left, a.pad_right, kw, a.stride_w, a.dilation_w);
+  // the first window starts at -pad, the last one ends at (o - 1) * stride - pad + (k - 1) * dilation
+  const bool rows = a.pad_top > 0 || (oh - 1) * a.stride_h - a.pad_top + (kh - 1) * a.dilation_h >= h;
+  const bool cols = a.pad_left > 0 || (ow - 1) * a.stride_w - a.pad_left + (kw - 1) * a.dilation_w >= w;
+  return rows || cols;
+}
+
+std::vector<int32_t> conv2d_zero_point_border(const std::vector<int64_t>& x_shape, const std::vector<int64_t>& w_shape,
+                                              const std::vector<int8_t>& w, const Conv2dAttrs& a,
+                                              int32_t x_zero_point) {
+  const std::string op = "conv2d_zero_point_border";
+  check_zero_point_inputs(op, w_shape, w, x_zero_point, true);
+  if (x_shape.size() != 6) throw_user_error("{}: packed input of rank {}, expected 6", op, x_shape.size());
+  const int64_t h = x_shape[2], wd = x_shape[3], batch = x_shape[4];
+  const int64_t ocb = w_shape[0], kh = w_shape[2], kw = w_shape[3], bo = w_shape[4];
+  const int64_t oh = conv_output_size(op, h, a.pad_top, a.pad_bottom, kh, a.stride_h, a.dilation_h);
+  const int64_t ow = conv_output_size(op, wd, a.pad_left, a.pad_right, kw, a.stride_w, a.dilation_w);
+  const std::vector<int64_t> sums = tap_sums(w_shape, w);
+  std::vector<int32_t> out;
+  out.reserve(static_cast<size_t>(ocb * oh * ow * batch * bo));
+  std::vector<int64_t> pad_sum(static_cast<size_t>(bo));
+  for (int64_t cb = 0; cb < ocb; ++cb) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t x = 0; x < ow; ++x) {
+        for (int64_t o = 0; o < bo; ++o) {
+          int64_t s = 0;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t iy = y * a.stride_h - a.pad_top + ky * a.dilation_h;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t ix = x * a.stride_w - a.pad_left + kx * a.dilation_w;
+              if (iy >= 0 && iy < h && ix >= 0 && ix < wd) continue;
+              s += sums[static_cast<size_t>((cb * bo + o) * kh * kw + ky * kw + kx)];
+            }
+          }
+          pad_sum[static_cast<size_t>(o)] = s;
+        }
+        for (int64_t b = 0; b < batch; ++b) {
+          for (int64_t o = 0; o < bo; ++o) out.push_back(wrap32(int64_t{x_zero_point} * pad_sum[static_cast<size_t>(o)]));
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace tessel::topi

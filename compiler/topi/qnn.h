@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "compiler/te/operation.h"
+#include "compiler/topi/nn.h"
 
 namespace tessel::topi {
 
@@ -45,10 +46,19 @@ struct RequantParams {
 };
 
 /// A constant operand of the epilogue: its placeholder and its contents (row-major, one entry
-/// per element of the placeholder): a per-channel field ([C]) or a wide immediate (ImmPolicy).
+/// per element of the placeholder), and how its values vary, which tells an accelerator
+/// schedule how often a tile must load it:
+///  - kUniform: every element one value (a wide immediate under ImmPolicy: one accumulator
+///    element, loaded once for the whole kernel);
+///  - kChannel: a per-channel field ([C], or packed [C/lanes][B][lanes] under
+///    ImmPolicy::packed_channels: loaded once per output-channel tile);
+///  - kElement: one value per output element (a template's own operand, e.g. the conv2d
+///    template's zero-point border tensor: loaded with every tile).
 struct ChannelConstant {
+  enum class Kind { kUniform, kChannel, kElement };
   Tensor tensor;
   std::vector<int32_t> values;
+  Kind kind = Kind::kChannel;
 };
 
 /// Where one-entry fields go. imm_bits 0 (the default): every one-entry field is an immediate
@@ -59,9 +69,19 @@ struct ChannelConstant {
 /// const_dims indices: with const_dims 2 on a packed [..][B][BO] stage, one accumulator element
 /// (BATCH x BLOCK_OUT int32) that an accelerator schedule loads once into acc. The value
 /// computed is the same either way.
+///
+/// packed_channels: a per-channel field (C entries) is an int32 placeholder "<name>.<field>"
+/// [C/lanes][B][lanes] instead of [C], for a packed stage (NCHWnc, rank 6, or packed dense,
+/// rank 4 with `packed`): dimension 0 the channel block (the stage's dimension 1), 1 the batch
+/// lane (the stage's dimension rank-2), 2 the channel lane (the last), element [cb][b][o] =
+/// values[cb * lanes + o] for every b. Indexed by the stage's indices 1, rank-2 and rank-1, one
+/// channel block's values are one accumulator element (BATCH x BLOCK_OUT int32) that an
+/// accelerator schedule loads into acc and reads as the ALU's vector operand. The value computed
+/// is the same as with [C].
 struct ImmPolicy {
   int imm_bits = 0;
   size_t const_dims = 0;
+  bool packed_channels = false;
 };
 
 /// One ALU step of the chain as built: the stage, its ALU operation name ("add", "max", "min",
@@ -88,9 +108,45 @@ struct RequantOps {
 /// or block * lanes + lane for NCHWnc and, with `packed`, packed dense). UserError naming the
 /// field when a field has neither 1 nor C entries, a shift is outside [0, 31], there are more
 /// than 7 limbs, or the clip range is not within [-128, 127]; when acc is not int32; when `imm`
-/// has imm_bits outside {0} and [2, 32] or const_dims outside [1, rank of acc] (with imm_bits > 0).
+/// has imm_bits outside {0} and [2, 32] or const_dims outside [1, rank of acc] (with imm_bits > 0),
+/// or packed_channels on a stage that is neither rank 6 nor rank 4 with `packed`.
 RequantOps requantize(const Tensor& acc, const RequantParams& p, bool packed = false,
                       const std::string& name = "requant", const ImmPolicy& imm = {});
+
+/// Bias and input zero point of the packed layers (runtime/qnn.h qconv2d_reference):
+///   acc[o, y, x] = bias[o] + sum over the taps of (y, x) inside the input of (x - zx) * w[o]
+/// while the accelerator's GEMM sums x * w over every tap, the padding reading 0:
+///   acc = gemm + bias[o] - zx * (sum of w[o] over all taps) + zx * (sum of w[o] over the taps
+///         of (y, x) in the padding)
+/// The first two terms are per channel (zero_point_channel_addend), the last one depends on the
+/// output position, and is 0 unless the window of (y, x) reaches into the padding.
+
+/// -x_zero_point * (sum of output lane o's weights over every tap and input lane), int32
+/// wrapping, for each output lane o (OCB * BO entries). `w` holds the packed weights' values
+/// row-major, `w_shape` their shape: conv2d [OCB][ICB][KH][KW][BO][BI] or dense [OCB][KB][BO][BI]
+/// (padding lanes must hold zero weights, as runtime/cpu pack_nchwnc leaves them). UserError
+/// when w_shape has another rank, w does not have its element count, or x_zero_point is outside
+/// [-128, 127].
+std::vector<int32_t> zero_point_channel_addend(const std::vector<int64_t>& w_shape, const std::vector<int8_t>& w,
+                                               int32_t x_zero_point);
+
+/// Whether the window of some output position reaches into the padding: an input row index
+/// y * stride_h - pad_top + ky * dilation_h outside [0, h) for some output row y and tap ky, or
+/// the same for columns (kh, kw: the kernel; the output extents of conv_output_size). UserError
+/// as conv_output_size.
+bool conv2d_window_touches_padding(int64_t h, int64_t w, int64_t kh, int64_t kw, const Conv2dAttrs& attrs);
+
+/// The position-dependent term for packed conv2d, int32 [OCB][OH][OW][B][BO] row-major (B =
+/// x_shape[4], the batch lanes; every batch lane and batch block the same value, so the tensor
+/// has no batch-block dimension):
+///   border[cb, y, x, b, o] = x_zero_point * sum over the taps (ky, kx) of (y, x) whose input
+///       position (y * sh - pad_top + ky * dh, x * sw - pad_left + kx * dw) lies in the padding,
+///       and every input block and lane, of w[cb, ., ky, kx, o, .]      (int32 wrapping)
+/// 0 where the window lies inside the input. x_shape [N/B][ICB][H][W][B][BI], w_shape and w as
+/// zero_point_channel_addend (rank 6). UserError for other ranks, sizes or zero points.
+std::vector<int32_t> conv2d_zero_point_border(const std::vector<int64_t>& x_shape, const std::vector<int64_t>& w_shape,
+                                              const std::vector<int8_t>& w, const Conv2dAttrs& attrs,
+                                              int32_t x_zero_point);
 
 /// The quantised add of two int8 tensors of one shape (the residual blocks' qadd):
 ///   acc = (int32(a) - a_zero_point) * a_multiplier + (int32(b) - b_zero_point) * b_multiplier

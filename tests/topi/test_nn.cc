@@ -424,6 +424,93 @@ TEST(TopiGolden, SmallConv2dAndDense) {
   tir::testing::expect_golden_in("topi", "dense_requant_default.tir", tir::to_text(g));
 }
 
+/// ImmPolicy::packed_channels: the per-channel fields become [C/lanes][B][lanes] constants (every
+/// batch lane the channel's value), the same values as the flat [C] form; wide one-entry values
+/// stay one element.
+TEST(TopiRequant, PackedChannelConstantsMatchTheFlatForm) {
+  std::mt19937 rng(83);
+  const int64_t mb = 1, nb = 3, bb = 2, bo = 4;
+  te::Tensor acc = placeholder(S({mb, nb, bb, bo}), DataType::int32(), "acc");
+  const Data av = random_data(rng, static_cast<size_t>(mb * nb * bb * bo), -2000000, 2000000);
+  const runtime::Requant rq = random_requant(rng, nb * bo, true, 1);
+  RequantParams p = params_of(rq, nb * bo);
+  p.acc_max = {1 << 22};  // a wide one-entry value
+  const RequantOps flat = requantize(acc, p, true, "requant", ImmPolicy{16, 2});
+  const RequantOps packed = requantize(acc, p, true, "requant", ImmPolicy{16, 2, true});
+  ASSERT_EQ(flat.constants.size(), packed.constants.size());
+  for (size_t k = 0; k < packed.constants.size(); ++k) {
+    const ChannelConstant& c = packed.constants[k];
+    if (c.kind == ChannelConstant::Kind::kUniform) {
+      EXPECT_EQ(const_shape(c.tensor), (std::vector<int64_t>{bb, bo}));
+      EXPECT_EQ(c.values, std::vector<int32_t>(static_cast<size_t>(bb * bo), 1 << 22));
+      continue;
+    }
+    EXPECT_EQ(c.kind, ChannelConstant::Kind::kChannel);
+    EXPECT_EQ(const_shape(c.tensor), (std::vector<int64_t>{nb, bb, bo}));
+    // [cb][b][o] = flat[cb * bo + o]
+    for (int64_t cb = 0; cb < nb; ++cb) {
+      for (int64_t b = 0; b < bb; ++b) {
+        for (int64_t o = 0; o < bo; ++o) {
+          EXPECT_EQ(c.values[static_cast<size_t>((cb * bb + b) * bo + o)],
+                    flat.constants[k].values[static_cast<size_t>(cb * bo + o)]);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(run_default(packed.out, {{acc, av}}, packed.constants), run_default(flat.out, {{acc, av}}, flat.constants));
+  // each element against the runtime's chain
+  const Data got = run_default(packed.out, {{acc, av}}, packed.constants);
+  for (int64_t cb = 0; cb < nb; ++cb) {
+    for (int64_t b = 0; b < bb; ++b) {
+      for (int64_t o = 0; o < bo; ++o) {
+        const size_t i = static_cast<size_t>((cb * bb + b) * bo + o);
+        runtime::RequantChannel ch = runtime::requant_channel(rq, static_cast<size_t>(cb * bo + o));
+        ch.acc_max = 1 << 22;
+        EXPECT_EQ(got[i], ch.apply(static_cast<int32_t>(av[i])));
+      }
+    }
+  }
+  te::Tensor nchw = placeholder(S({1, 4, 2, 2}), DataType::int32(), "nchw");
+  RequantParams pc;
+  pc.multiplier = {1, 2, 3, 4};
+  EXPECT_EQ(user_error_of([&] { requantize(nchw, pc, false, "requant", ImmPolicy{0, 0, true}); }),
+            "requantize requant: packed per-channel constants need a packed stage (rank 6, or rank 4 packed), nchw "
+            "has rank 4 (not packed)");
+}
+
+/// The zero-point terms on hand-computed values: all weights 1 (two input lanes, so every tap
+/// sums to 2 per output lane), zero point 3, a 3x3 kernel on a 3x3 input with padding 1.
+TEST(TopiZeroPoint, ChannelAddendAndBorderByHand) {
+  const std::vector<int64_t> xs = {1, 1, 3, 3, 2, 2}, ws = {1, 1, 3, 3, 2, 2};  // B 2, BI 2, BO 2
+  std::vector<int8_t> w(36, 1);
+  w[0] = 5;  // output lane 0, tap (0, 0), input lane 0: lane 0 sums 6 at tap (0, 0)
+  EXPECT_EQ(zero_point_channel_addend(ws, w, 3), (std::vector<int32_t>{-3 * (18 + 4), -3 * 18}));
+  Conv2dAttrs a;
+  a.pad_top = a.pad_left = a.pad_bottom = a.pad_right = 1;
+  EXPECT_TRUE(conv2d_window_touches_padding(3, 3, 3, 3, a));
+  const std::vector<int32_t> border = conv2d_zero_point_border(xs, ws, w, a, 3);
+  ASSERT_EQ(border.size(), 3u * 3 * 2 * 2);  // [1][3][3][B 2][BO 2]
+  auto at = [&](int64_t y, int64_t x, int64_t b, int64_t o) { return border[static_cast<size_t>(((y * 3 + x) * 2 + b) * 2 + o)]; };
+  // corner (0, 0): taps of row 0 and column 0 are padded (5 taps, tap (0, 0) among them)
+  EXPECT_EQ(at(0, 0, 0, 0), 3 * (5 * 2 + 4));
+  EXPECT_EQ(at(0, 0, 1, 1), 3 * 5 * 2);
+  EXPECT_EQ(at(0, 1, 0, 0), 3 * (3 * 2 + 4));  // top edge: row 0 padded
+  EXPECT_EQ(at(1, 1, 0, 0), 0);                // centre: inside
+  EXPECT_EQ(at(2, 2, 1, 0), 3 * 5 * 2);        // bottom-right corner: tap (0, 0) inside
+  // windows that reach no padding: a valid 3x3, and a stride whose last window ends inside
+  Conv2dAttrs v;
+  EXPECT_FALSE(conv2d_window_touches_padding(5, 5, 3, 3, v));
+  v.pad_bottom = v.pad_right = 1;
+  v.stride_h = v.stride_w = 2;
+  EXPECT_FALSE(conv2d_window_touches_padding(5, 5, 3, 3, v));  // 2 rows; the last window: rows 2..4 of 5
+  v.stride_h = v.stride_w = 1;
+  EXPECT_TRUE(conv2d_window_touches_padding(5, 5, 3, 3, v));  // 4 rows; the last window: rows 3..5
+  EXPECT_EQ(user_error_of([&] { zero_point_channel_addend(ws, std::vector<int8_t>(35, 0), 3); }),
+            "zero_point_channel_addend: 35 weight values for a packed weight tensor of 36 elements");
+  EXPECT_EQ(user_error_of([&] { conv2d_zero_point_border(xs, ws, w, a, -129); }),
+            "conv2d_zero_point_border: input zero point -129 is outside [-128, 127]");
+}
+
 TEST(TopiErrors, NameTheOperatorAndValue) {
   te::Tensor x = placeholder(S({1, 4, 5, 5}), DataType::int8(), "x");
   te::Tensor w = placeholder(S({6, 3, 3, 3}), DataType::int8(), "w");

@@ -83,10 +83,12 @@ void check_rows(const std::string& what, const isa::HwConfig& hw, MemScope scope
 }
 
 /// The requantisation stages into acc at `at` of the output stage, each an ALU nest. A step
-/// whose operand is a constant of `ops` (a wide immediate, topi::ImmPolicy) reads it from acc:
-/// the constant is cache_read into local.acc_buffer at the root (one LOAD ACC for the whole
-/// kernel, pragma dma_copy).
-void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage& out, const IterVar& at) {
+/// whose operand is a constant of `ops` reads it from acc: the constant is cache_read into
+/// local.acc_buffer (pragma dma_copy) at the root for a kUniform one (one LOAD ACC for the
+/// whole kernel), at `chan_at` (the output-channel tile loop) for a kChannel one, at `at` (the
+/// tile, a 2-D copy per channel block: pragma at its row loop) for a kElement one.
+void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage& out, const IterVar& at,
+                        const IterVar& chan_at) {
   for (const RequantStep& st : ops.steps) {
     Tensor acc = s.cache_write(st.tensor, MemScope::kAcc);
     s[st.tensor].compute_inline();
@@ -98,8 +100,114 @@ void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage&
       if (!c.tensor.same_as(st.operand)) continue;
       Tensor rows = s.cache_read(c.tensor, MemScope::kAcc, {acc});
       te::Stage sc = s[rows];
-      sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
+      switch (c.kind) {
+        case ChannelConstant::Kind::kUniform:
+          sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
+          break;
+        case ChannelConstant::Kind::kChannel:
+          TESSEL_CHECK(chan_at.defined(), "constant {}: a per-channel constant without a channel tile loop",
+                       c.tensor.name());
+          sc.compute_at(out, chan_at);
+          sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
+          break;
+        case ChannelConstant::Kind::kElement:
+          sc.compute_at(out, at);
+          sc.pragma(sc->leaf_iter_vars[1], "dma_copy");
+          break;
+      }
     }
+  }
+}
+
+/// The constants of a chain by kind: (uniform, per channel, per element).
+struct ConstantCounts {
+  int64_t uniform = 0, channel = 0, element = 0;
+};
+ConstantCounts count_constants(const RequantOps& ops) {
+  ConstantCounts n;
+  for (const ChannelConstant& c : ops.constants) {
+    n.uniform += c.kind == ChannelConstant::Kind::kUniform;
+    n.channel += c.kind == ChannelConstant::Kind::kChannel;
+    n.element += c.kind == ChannelConstant::Kind::kElement;
+  }
+  return n;
+}
+
+/// The parenthesis of the acc capacity error: the acc buffers and, when there are any, the
+/// zero-point buffer and the constants.
+std::string acc_buffers_text(int64_t acc_stages, const ConstantCounts& n) {
+  std::string t = fmt::format("{} acc buffers", acc_stages);
+  if (n.element > 0) t += fmt::format(", {} zero-point init buffer", n.element);
+  if (n.channel > 0) t += fmt::format(", {} channel constants", n.channel);
+  if (n.uniform > 0) t += fmt::format(", {} uniform constants", n.uniform);
+  return t;
+}
+
+int32_t wrap_add32(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+/// The chain with the layer's bias and input zero point folded in (see schedule.h), and the
+/// conv2d border tensor ([OCB][OH][OW][B][BO], empty when none): `attrs` null for dense.
+struct Folded {
+  RequantParams rq;
+  std::vector<int32_t> border;
+};
+Folded fold_addends(const std::string& what, const Tensor& x, const Tensor& w, const Conv2dAttrs* attrs,
+                    const RequantParams& rq, const std::vector<int32_t>& bias, int32_t zx,
+                    const std::vector<int8_t>& w_values) {
+  const std::vector<int64_t> xs = const_shape(x), ws = const_shape(w);
+  const int64_t channels = ws[0] * ws[ws.size() - 2];
+  if (!bias.empty() && static_cast<int64_t>(bias.size()) != channels) {
+    throw_user_error("{}: bias has {} entries, expected {} (output channels: {} blocks of {})", what, bias.size(),
+                     channels, ws[0], ws[ws.size() - 2]);
+  }
+  if (zx < -128 || zx > 127) throw_user_error("{}: x_zero_point {} is outside [-128, 127]", what, zx);
+  int64_t w_elems = 1;
+  for (int64_t d : ws) w_elems *= d;
+  if (zx != 0 && static_cast<int64_t>(w_values.size()) != w_elems) {
+    throw_user_error("{}: x_zero_point {} needs the weights' values: w_values has {} entries, w {} has {} elements",
+                     what, zx, w_values.size(), w.name(), w_elems);
+  }
+  Folded f{rq, {}};
+  if (bias.empty() && zx == 0) return f;
+  // an acc_offset of another size: left as it is, for requantize's error
+  if (rq.acc_offset.size() != 1 && static_cast<int64_t>(rq.acc_offset.size()) != channels) return f;
+  const std::vector<int32_t> zp =
+      zx != 0 ? zero_point_channel_addend(ws, w_values, zx) : std::vector<int32_t>(static_cast<size_t>(channels), 0);
+  std::vector<int32_t> off(static_cast<size_t>(channels));
+  for (size_t o = 0; o < off.size(); ++o) {
+    const int32_t a = rq.acc_offset.size() == 1 ? rq.acc_offset[0] : rq.acc_offset[o];
+    off[o] = wrap_add32(wrap_add32(a, bias.empty() ? 0 : bias[o]), zp[o]);
+  }
+  if (attrs && zx != 0 && conv2d_window_touches_padding(xs[2], xs[3], ws[2], ws[3], *attrs)) {
+    // everything per channel goes into the border tensor, which is added anyway
+    f.border = conv2d_zero_point_border(xs, ws, w_values, *attrs, zx);
+    const size_t bo = static_cast<size_t>(ws[4]);
+    const size_t per_block = f.border.size() / static_cast<size_t>(ws[0]);
+    for (size_t i = 0; i < f.border.size(); ++i) {
+      const size_t o = (i / per_block) * bo + i % bo;
+      f.border[i] = wrap_add32(f.border[i], off[o]);
+    }
+    f.rq.acc_offset = {0};
+    return f;
+  }
+  bool uniform = true;
+  for (int32_t v : off) uniform = uniform && v == off[0];
+  f.rq.acc_offset = uniform ? std::vector<int32_t>{off[0]} : off;
+  return f;
+}
+
+/// The requantisation policy of conv2d and dense: 16-bit immediates, wide values one acc
+/// element, per-channel fields packed by channel block.
+constexpr ImmPolicy kAccelPolicy{16, 2, true};
+
+/// requantize under kAccelPolicy, its UserErrors prefixed by the template's name.
+RequantOps requantize_for(const std::string& what, const Tensor& acc, const RequantParams& rq) {
+  try {
+    return requantize(acc, rq, true, "requant", kAccelPolicy);
+  } catch (const UserError& e) {
+    throw_user_error("{}: {}", what, e.what());
   }
 }
 
@@ -133,7 +241,6 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   if (layer.x.ndim() != 6 || layer.w.ndim() != 6) throw_user_error("{}: x and w must be packed (rank 6)", what);
   check_blocks(what, layer.x, 4, hw.batch(), 5, hw.block_in());
   check_blocks(what, layer.w, 4, hw.block_out(), 5, hw.block_in());
-  check_per_tensor(what, layer.rq);
   const std::vector<int64_t> ws = const_shape(layer.w);
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_h = cfg.split("tile_h")[1], tile_w = cfg.split("tile_w")[1],
                 tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
@@ -142,9 +249,31 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
     throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
                      nthread, oc_outer, tile_oc);
   }
+  const Folded folded = fold_addends(what, layer.x, layer.w, &a, layer.rq, layer.bias, layer.x_zero_point,
+                                     layer.w_values);
   Tensor acc = conv2d_nchwnc(layer.x, layer.w, a, "conv2d");
-  RequantOps rq = requantize(acc, layer.rq, true, "requant");
+  // the zero-point border term (with the per-channel addend): one ALU ADD after the GEMMs
+  Tensor acc_in = acc;
+  RequantStep zp_step;
+  if (!folded.border.empty()) {
+    const std::vector<tir::Expr>& os = acc.shape();
+    Tensor init = te::placeholder({os[1], os[2], os[3], os[4], os[5]}, DataType::int32(), "conv2d.zp_init");
+    acc_in = te::compute(
+        os,
+        [&](const std::vector<Var>& i) {
+          return acc({i[0], i[1], i[2], i[3], i[4], i[5]}) + init({i[1], i[2], i[3], i[4], i[5]});
+        },
+        "conv2d.zp");
+    zp_step = RequantStep{acc_in, "add", false, 0, init};
+  }
+  RequantOps rq = requantize_for(what, acc_in, folded.rq);
+  if (!folded.border.empty()) {
+    rq.steps.insert(rq.steps.begin(), zp_step);
+    rq.constants.insert(rq.constants.begin(),
+                        ChannelConstant{zp_step.operand, folded.border, ChannelConstant::Kind::kElement});
+  }
   check_steps(what, rq);
+  const ConstantCounts nc = count_constants(rq);
   // Scratchpad rows of one tile.
   const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
   const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
@@ -156,9 +285,11 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
                          ws[3]));
   // After alu_in_place: the accumulator, plus one buffer per low limb (the copy of x).
   const int64_t acc_stages = 1 + static_cast<int64_t>(layer.rq.low.size());
-  check_rows(what, hw, MemScope::kAcc, nthread * tile_oc * tile_h * tile_w * acc_stages,
-             fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({} acc buffers)", nthread, tile_oc, tile_h,
-                         tile_w, acc_stages));
+  const int64_t tile_rows = nthread * tile_oc * tile_h * tile_w;
+  check_rows(what, hw, MemScope::kAcc,
+             tile_rows * (acc_stages + nc.element) + nthread * tile_oc * nc.channel + nc.uniform,
+             fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({})", nthread, tile_oc, tile_h, tile_w,
+                         acc_buffers_text(acc_stages, nc)));
 
   te::Schedule s = te::create_schedule({rq.out});
   // The padded input stage (if any) is inlined into the input copy.
@@ -175,10 +306,11 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   auto [bo_o, bo_i] = out.split(ax[1], tile_oc);
   auto [y_o, y_i] = out.split(ax[2], tile_h);
   auto [x_o, x_i] = out.split(ax[3], tile_w);
-  IterVar tv;
+  IterVar tv, chan_at = bo_o;  // chan_at: the output-channel tile loop
   if (nthread > 1) {
     auto [t, bo_oi] = out.split_nparts(bo_o, nthread);
     tv = t;
+    chan_at = bo_oi;
     out.reorder({ax[0], tv, bo_oi, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
     out.bind(tv, "vthread");
   } else {
@@ -186,7 +318,7 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   }
   // One 2-D store (rows y_i, columns x_i) per output-channel block of the tile.
   out.pragma(y_i, "dma_copy");
-  schedule_alu_steps(s, rq, out, x_o);
+  schedule_alu_steps(s, rq, out, x_o, chan_at);
 
   te::Stage sc = s[acc_c];
   sc.compute_at(out, x_o);
@@ -200,7 +332,10 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   // One 2-D DMA per channel block: input rows x columns of the window, kernel rows x columns.
   sx.pragma(sx->leaf_iter_vars[2], "dma_copy");
   sw.pragma(sw->leaf_iter_vars[2], "dma_copy");
-  return {s, {layer.x, layer.w, rq.out}, rq.out};
+  std::vector<Tensor> args = {layer.x, layer.w};
+  for (const ChannelConstant& c : rq.constants) args.push_back(c.tensor);
+  args.push_back(rq.out);
+  return {s, args, rq.out, rq.constants};
 }
 
 void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space) {
@@ -214,7 +349,6 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   if (layer.x.ndim() != 4 || layer.w.ndim() != 4) throw_user_error("{}: x and w must be packed (rank 4)", what);
   check_blocks(what, layer.x, 2, hw.batch(), 3, hw.block_in());
   check_blocks(what, layer.w, 2, hw.block_out(), 3, hw.block_in());
-  check_per_tensor(what, layer.rq);
   const std::vector<int64_t> xs = const_shape(layer.x);
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
   const int64_t oc_outer = cfg.split("tile_oc")[0];
@@ -222,17 +356,20 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
     throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
                      nthread, oc_outer, tile_oc);
   }
+  const Folded folded = fold_addends(what, layer.x, layer.w, nullptr, layer.rq, layer.bias, layer.x_zero_point,
+                                     layer.w_values);
   Tensor acc = dense_packed(layer.x, layer.w, "dense");
-  RequantOps rq = requantize(acc, layer.rq, true, "requant");
+  RequantOps rq = requantize_for(what, acc, folded.rq);
   check_steps(what, rq);
+  const ConstantCounts nc = count_constants(rq);
   check_rows(what, hw, MemScope::kInp, xs[0] * tile_ic, fmt::format("tile_ic={} ({} row blocks)", tile_ic, xs[0]));
   check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic,
              fmt::format("oc_nthread={}, tile_oc={}, tile_ic={}", nthread, tile_oc, tile_ic));
   // After alu_in_place: the accumulator, plus one buffer per low limb (the copy of x).
   const int64_t acc_stages = 1 + static_cast<int64_t>(layer.rq.low.size());
-  check_rows(what, hw, MemScope::kAcc, nthread * xs[0] * tile_oc * acc_stages,
-             fmt::format("oc_nthread={}, tile_oc={} ({} row blocks, {} acc buffers)", nthread, tile_oc, xs[0],
-                         acc_stages));
+  check_rows(what, hw, MemScope::kAcc, nthread * xs[0] * tile_oc * acc_stages + nthread * tile_oc * nc.channel + nc.uniform,
+             fmt::format("oc_nthread={}, tile_oc={} ({} row blocks, {})", nthread, tile_oc, xs[0],
+                         acc_buffers_text(acc_stages, nc)));
 
   te::Schedule s = te::create_schedule({rq.out});
   Tensor x_buf = s.cache_read(layer.x, MemScope::kInp, {acc});
@@ -252,7 +389,7 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
     out.reorder({bn_o, ax[0], bn_i, ax[2], ax[3]});
   }
   out.pragma(ax[0], "dma_copy");
-  schedule_alu_steps(s, rq, out, at);
+  schedule_alu_steps(s, rq, out, at, at);
   te::Stage sc = s[acc_c];
   sc.compute_at(out, at);
   const std::vector<IterVar> cl = sc->leaf_iter_vars;  // bm, bn, b, o, rk, ri
@@ -264,7 +401,10 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   sw.compute_at(sc, rk_o);
   sx.pragma(sx->leaf_iter_vars.front(), "dma_copy");
   sw.pragma(sw->leaf_iter_vars.front(), "dma_copy");
-  return {s, {layer.x, layer.w, rq.out}, rq.out};
+  std::vector<Tensor> args = {layer.x, layer.w};
+  for (const ChannelConstant& c : rq.constants) args.push_back(c.tensor);
+  args.push_back(rq.out);
+  return {s, args, rq.out, rq.constants};
 }
 
 void qadd_config_space(const QaddLayer& layer, te::ConfigSpace& space) {
@@ -302,7 +442,7 @@ ScheduledOp schedule_qadd(const QaddLayer& layer, const isa::HwConfig& hw, const
   auto [y_o, y_i] = out.split(ax[2], tile_h);
   out.reorder({ax[0], ax[1], y_o, y_i, ax[3], ax[4], ax[5]});
   out.pragma(y_i, "dma_copy");
-  schedule_alu_steps(s, rq, out, y_o);
+  schedule_alu_steps(s, rq, out, y_o, IterVar());
   for (const Tensor& t : loads) {
     te::Stage st = s[t];
     st.compute_at(out, y_o);

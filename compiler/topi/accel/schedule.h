@@ -18,8 +18,38 @@
 //    copy inlined), computed at the tile and marked pragma alu;
 //  - the output's copy from the last acc stage (y = int8(acc)) is marked pragma dma_copy at
 //    its row loop (conv2d: one 2-D store per output-channel block of the tile).
-// The requantisation must be per-tensor (every field one entry). conv2d and dense take ALU
-// immediates of 16 bits only; qadd takes any int32 (wider values are constant acc rows).
+// The requantisation may be per channel and its values any int32: conv2d and dense build the
+// chain under ImmPolicy{16, 2, packed_channels}, so
+//  - a one-entry value that fits the ALU's 16-bit immediate is an immediate (use_imm 1);
+//  - a one-entry value beyond it is an int32 constant of one accumulator element [BATCH]
+//    [BLOCK_OUT] (ChannelConstant::Kind::kUniform), cache_read into local.acc_buffer once at
+//    the root (one LOAD ACC for the whole kernel, one acc row shared by every tile and virtual
+//    thread) and read as the ALU's vector operand (use_imm 0, source row fixed);
+//  - a field with C entries is an int32 constant [OC/BO][BATCH][BLOCK_OUT] (kChannel: every
+//    batch lane the channel's value), cache_read into local.acc_buffer at the output-channel
+//    tile loop (one 1-D LOAD ACC of the tile's tile_oc channel blocks, once per channel tile and
+//    virtual thread, reused by its every row, column and input chunk) and read as the vector
+//    operand, its row stepping with the channel block (ALU src factor 1 on that loop, 0 on the
+//    rows and columns).
+// Bias and input zero point (conv2d, dense; the layer's `bias`, `x_zero_point`, `w_values`): the
+// accumulator must be runtime/qnn.h's bias[o] + sum over the taps inside the input of (x - zx) *
+// w, the GEMM gives sum over all taps of x * w (the DMA pads with 0). The difference is split as
+// topi/qnn.h describes:
+//  - the per-channel part, bias[o] - zx * (sum of w[o]), is folded into the chain's first step,
+//    ADD acc_offset (all int32 wrapping adds before any other step, so bit-identical): free when
+//    the chain has a per-channel acc_offset already; otherwise that ADD appears (immediate when
+//    the sum is one value that fits, else one kChannel row per channel block);
+//  - conv2d whose some output window reaches into the padding (with zx != 0): the
+//    position-dependent part zx * (sum of w[o] over the window's padded taps) is an int32
+//    tensor "conv2d.zp_init" [OC/BO][OH][OW][BATCH][BLOCK_OUT] (kElement, computed by
+//    topi::conv2d_zero_point_border; 0 away from the borders), cache_read into
+//    local.acc_buffer with every tile (a 2-D LOAD ACC per channel block of the tile, rows x
+//    columns) and added by an ALU ADD (step "conv2d.zp", vector operand) right after the GEMMs;
+//    the whole per-channel addend (with acc_offset) is folded into that tensor, so the chain's
+//    ADD acc_offset is left out. Cost per tile: the load of tile_oc x tile_h x tile_w acc
+//    elements (4 bytes per value) and one ALU ADD over the tile, plus as many acc rows; a GEMM
+//    whose initial accumulator is that load (instead of the reset) would save the ADD, which the
+//    template does not do.
 #pragma once
 
 #include <cstdint>
@@ -76,13 +106,22 @@ tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f);
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
 /// The packed conv2d layer: x int8 [N/B][IC/BI][H][W][B][BI], w int8
-/// [OC/BO][IC/BI][KH][KW][BO][BI] (blocks of `cfg`), groups 1, followed by the per-tensor
-/// requantisation `rq`. UserError when the blocks differ from cfg's, groups != 1, or the
-/// requantisation is per-channel or has an immediate outside 16 bits (naming the field).
+/// [OC/BO][IC/BI][KH][KW][BO][BI] (blocks of `cfg`), groups 1, the accumulator
+///   acc[n, o, y, x] = bias[o] + sum over the taps inside the input of (x - x_zero_point) * w[o]
+/// (runtime/qnn.h qconv2d_reference on the packed tensors), then the requantisation `rq`
+/// (topi/qnn.h; fields of 1 or OC = OC/BO * BO entries, any int32 values). `bias`: int32, OC
+/// entries (padding lanes: any value, their outputs are not real) or empty (no bias).
+/// `x_zero_point` in [-128, 127]; when it is not 0, `w_values` must hold w's contents (row-major,
+/// padding lanes 0) for the correction terms; otherwise it may be empty. UserError naming the
+/// field when the blocks differ from cfg's, groups != 1, bias or w_values have another size,
+/// x_zero_point is out of range, or rq is invalid (topi::requantize's errors).
 struct Conv2dLayer {
   te::Tensor x, w;
   Conv2dAttrs attrs;
   RequantParams rq;
+  std::vector<int32_t> bias;
+  int32_t x_zero_point = 0;
+  std::vector<int8_t> w_values;
 };
 
 /// The knobs of the conv2d template: splits "tile_oc" (output-channel blocks), "tile_h" (output
@@ -97,19 +136,37 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space);
 ///   "conv2d template: local.inp_buffer needs 2048 rows for knobs tile_ic=4, tile_h=8,
 ///    tile_w=8 (input window 10 x 10), capacity 2048 rows" (inp: tile_ic x window rows x window
 ///   columns; wgt: oc_nthread x tile_oc x tile_ic x KH x KW; acc: oc_nthread x tile_oc x tile_h
-///   x tile_w x (1 + low limbs): the buffers left after alu_in_place); also when
+///   x tile_w x (1 + low limbs): the buffers left after alu_in_place, plus oc_nthread x
+///   tile_oc x tile_h x tile_w for the zero-point border tensor, oc_nthread x tile_oc per
+///   channel constant and 1 per uniform constant; the parenthesis then names them: "(1 acc
+///   buffers, 1 zero-point init buffer, 2 channel constants, 1 uniform constants)"); also when
 ///   oc_nthread does not divide the outer channel-block count.
+/// PrimFunc arguments (ScheduledOp::args): x, w, then the constants in ScheduledOp::constants'
+/// order (conv2d.zp_init first when there is one, then the chain's in chain order:
+/// "requant.acc_offset", "requant.acc_min", "requant.acc_max", "requant.low<j>.multiplier",
+/// "requant.low<j>.round", "requant.low<j>.shift", "requant.multiplier", "requant.round",
+/// "requant.shift", "requant.out_add", as far as they are constants), then the output. The
+/// caller places each constant's values (int32, row-major) in the DRAM image as ACC elements.
 ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
-/// The packed dense layer: x int8 [M/B][K/BI][B][BI], w int8 [N/BO][K/BI][BO][BI], then `rq`.
+/// The packed dense layer: x int8 [M/B][K/BI][B][BI], w int8 [N/BO][K/BI][BO][BI],
+///   acc[m, n] = bias[n] + sum over k of (x[m, k] - x_zero_point) * w[n, k]
+/// then `rq` (fields of 1 or N = N/BO * BO entries). bias, x_zero_point and w_values as
+/// Conv2dLayer (dense has no padding: the zero point is only the per-channel addend).
 struct DenseLayer {
   te::Tensor x, w;
   RequantParams rq;
+  std::vector<int32_t> bias;
+  int32_t x_zero_point = 0;
+  std::vector<int8_t> w_values;
 };
 /// Knobs: splits "tile_oc" (output blocks) and "tile_ic" (K blocks), knob "oc_nthread" {1, 2}.
 void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space);
-/// The dense template (the conv2d template without rows and columns). UserError as
-/// schedule_conv2d ("dense template: ...").
+/// The dense template (the conv2d template without rows and columns; the channel constants
+/// are loaded at the output-block tile loop). UserError as schedule_conv2d ("dense template:
+/// ..."; acc: oc_nthread x M/B x tile_oc x (1 + low limbs) rows, plus oc_nthread x tile_oc per
+/// channel constant and 1 per uniform constant). Arguments: x, w, the chain's constants, the
+/// output.
 ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
 /// The residual qadd on packed int8 tensors a, b [N/B][C/BO][H][W][B][BO]: both operands are
