@@ -23,9 +23,10 @@ namespace tessel::compiler::accel_tir {
 ///    accel.dep_pop(from, to) the pop flag of the next instruction of module `to`; a no-op of the
 ///    module carries a token where no instruction can (no instruction yet, a flag already set,
 ///    a pop still pending when a push is asked for, a pop at the end).
-/// Then the micro-op table goes into the UOP buffer by the loop-IR backend's allocate_uops (after
-/// the rows of any uop-scope allocation); when the function has no dep_push/dep_pop the
-/// loop-IR backend's insert_dep_tokens computes the tokens and the VTA-style ending, otherwise
+/// Then the micro-op table goes into the UOP buffer by accel::UopPlacer (compiler/backend/accel/
+/// uop_table.h; after the rows of any uop-scope allocation); when the function has no
+/// dep_push/dep_pop accel::insert_dependency_tokens (dep_tokens.h) computes the tokens and the
+/// VTA-style ending, otherwise
 /// the written tokens are kept and FINISH is appended. The Program (segments as
 /// build_accel_program() says, then the "uop" segment) must pass isa::verify.
 /// Throws UserError naming the loop for a non-constant loop range, naming the statement for
