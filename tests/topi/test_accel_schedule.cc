@@ -46,6 +46,37 @@ TEST(TopiAccelSchedule, Conv2dGolden) {
   tir::testing::expect_golden_in("topi", "accel_conv2d.tir", tir::to_text(f));
 }
 
+// With one input-channel chunk the weights are loaded once per output-channel tile and reused by
+// every row and column tile; with two chunks every spatial tile loads each chunk's weights.
+TEST(TopiAccelSchedule, Conv2dWeightsReusedAcrossSpatialTilesWithOneChunk) {
+  const isa::HwConfig hw;
+  const Conv2dLayer l = small_conv();  // 2 output blocks, 2 input blocks, 4 x 4 output
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  auto wgt_loads = [&](int64_t tile_ic, int64_t nthread) {
+    // 2 output-channel tiles of 1 block, 2 x 2 = 4 spatial tiles of 2 x 2
+    const te::ConfigEntity cfg =
+        pick(space, {{"tile_oc", 1}, {"tile_h", 2}, {"tile_w", 2}, {"tile_ic", tile_ic}, {"oc_nthread", nthread}});
+    const ScheduledOp op = schedule_conv2d(l, hw, cfg);
+    std::vector<compiler::accel_tir::SegmentSpec> segs = {
+        {"x", "x", isa::SegmentKind::kInput, 0, isa::MemType::kInp},
+        {"w", "w", isa::SegmentKind::kInput, 0, isa::MemType::kWgt},
+        {op.out.name(), op.out.name(), isa::SegmentKind::kOutput, 0, isa::MemType::kOut}};
+    const isa::Program prog = compiler::accel_tir::build_accel_program(lower_template(op, "f"), hw, segs);
+    int64_t n = 0;
+    for (const isa::Instruction& in : prog.insns) {
+      n += in.opcode == isa::Opcode::kLoad && in.mem_type == isa::MemType::kWgt;
+    }
+    return n;
+  };
+  // one chunk (tile_ic = both input blocks): per output-channel tile one 2-D load (kernel rows x
+  // columns) per input block, 2 x 2, whatever the spatial tiles
+  EXPECT_EQ(wgt_loads(2, 1), 4);
+  EXPECT_EQ(wgt_loads(2, 2), 4);
+  // two chunks: 2 output tiles x 4 spatial tiles x 2 chunks, one input block each
+  EXPECT_EQ(wgt_loads(1, 1), 16);
+}
+
 TEST(TopiAccelSchedule, DenseGolden) {
   const isa::HwConfig hw;
   DenseLayer l;

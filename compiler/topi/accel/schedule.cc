@@ -328,7 +328,14 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   sc.tensorize(cl[4], gemm_intrin(hw));
   te::Stage sx = s[x_buf], sw = s[w_buf];
   sx.compute_at(sc, rc_o);
-  sw.compute_at(sc, rc_o);
+  // With one input-channel chunk the tile's weights do not change with its rows and columns:
+  // they are loaded once per output-channel tile (before the row and column tile loops) and
+  // reused by every spatial tile; with several chunks each chunk loads its own.
+  if (cfg.split("tile_ic")[0] == 1) {
+    sw.compute_at(out, chan_at);
+  } else {
+    sw.compute_at(sc, rc_o);
+  }
   // One 2-D DMA per channel block: input rows x columns of the window, kernel rows x columns.
   sx.pragma(sx->leaf_iter_vars[2], "dma_copy");
   sw.pragma(sw->leaf_iter_vars[2], "dma_copy");

@@ -13,7 +13,9 @@
 //    the copy carries the padding as select(...)) and the weights are cache_read into
 //    local.inp_buffer / local.wgt_buffer at the chunk loop, each copy marked pragma dma_copy
 //    at its row loop (one 2-D DMA per channel block: the batch and channel-block loops stay
-//    outside); the block (BATCH x BLOCK_OUT x BLOCK_IN) is tensorized with gemm_intrin;
+//    outside); conv2d with one chunk (tile_ic = all input blocks) computes the weight copy at
+//    the output-channel tile loop instead, so a tile's weights are loaded once and reused by
+//    all its row and column tiles; the block (BATCH x BLOCK_OUT x BLOCK_IN) is tensorized with gemm_intrin;
 //  - every requantisation step (topi/qnn.h) is cache_write'n into local.acc_buffer (its global
 //    copy inlined), computed at the tile and marked pragma alu;
 //  - the output's copy from the last acc stage (y = int8(acc)) is marked pragma dma_copy at
