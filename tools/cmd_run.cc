@@ -49,6 +49,7 @@ void print_pass_list(std::ostream& out) {
          "loop-ir: per offloaded layer of the loop-IR backend):\n";
   for (const compiler::PassInfo& p : compiler::pass_list())
     out << fmt::format("  {:<7} {:<24} {}\n", p.level, p.name, p.summary);
+  out << "a name at two levels dumps both; level:name (e.g. tir:fold_uop_loops) dumps one\n";
   out << "--time-passes also times two steps that are not IR passes (no --dump-ir): import (reading the ONNX "
          "model into the graph) and backend verify (isa::verify on each emitted Program)\n";
 }
@@ -683,8 +684,11 @@ std::string dump_ir_error(const std::string& pass) {
   const std::vector<std::string> names = compiler::pass_names();
   if (std::find(names.begin(), names.end(), pass) != names.end()) return "";
   std::string list;
-  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  return fmt::format("unknown pass {} for --dump-ir (passes: {}, or all)", support::quote(pass), list);
+  for (const std::string& n : names) {
+    if (n.find(':') == std::string::npos) list += (list.empty() ? "" : ", ") + n;
+  }
+  return fmt::format("unknown pass {} for --dump-ir (passes: {}, each also as level:name, or all)",
+                     support::quote(pass), list);
 }
 
 }  // namespace tessel::tools

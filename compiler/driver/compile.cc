@@ -44,7 +44,14 @@ std::vector<std::string> pass_names() {
   for (const PassInfo& p : pass_list()) {
     if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
   }
+  for (const PassInfo& p : pass_list()) names.push_back(p.level + ":" + p.name);
   return names;
+}
+
+std::string dump_for_level(const std::string& dump_ir_after, const std::string& level) {
+  const size_t colon = dump_ir_after.find(':');
+  if (colon == std::string::npos) return dump_ir_after;
+  return dump_ir_after.compare(0, colon, level) == 0 ? dump_ir_after.substr(colon + 1) : std::string();
 }
 
 namespace {
@@ -81,14 +88,14 @@ CompileResult compile_graph(ir::Graph g, const std::vector<frontend::DeclaredInp
   std::vector<std::string> later;
   for (const PassInfo& p : pass_list())
     if (p.level != "graph") later.push_back(p.name);
-  passes::run_pipeline(g, ctx, opts.dump_ir_after, &times, &result.ir_dump, later);
+  passes::run_pipeline(g, ctx, dump_for_level(opts.dump_ir_after, "graph"), &times, &result.ir_dump, later);
   for (const auto& t : times) result.pass_timings.push_back({t.pass, t.ms});
 
   const auto t0 = std::chrono::steady_clock::now();
   driver::lower_to_executable(g, opts, result);
   const auto t1 = std::chrono::steady_clock::now();
   result.pass_timings.push_back({"lower", std::chrono::duration<double, std::milli>(t1 - t0).count()});
-  if (opts.dump_ir_after == "lower" || opts.dump_ir_after == "all")
+  if (const std::string d = dump_for_level(opts.dump_ir_after, "driver"); d == "lower" || d == "all")
     result.ir_dump += "; after lower\n" + driver::dump_executable(result.exe);
   result.quantized_by_tessel = ctx.quantized_by_tessel;
   return result;

@@ -108,11 +108,18 @@ struct PassInfo {
 /// level and summary (tessel compile --dump-ir list). A name is unique within its level; one
 /// name at two levels (the TIR and loop-IR backends both have inject_dma_copy, tensorize_gemm,
 /// inject_virtual_threads and fold_uop_loops) names the pass of each: a dump after it shows
-/// every kernel's IR after the pass of that name on the path the kernel took.
+/// every kernel's IR after the pass of that name on the path the kernel took; "level:name"
+/// (e.g. "tir:fold_uop_loops", "loop-ir:fold_uop_loops") names the pass of one level only.
 std::vector<PassInfo> pass_list();
 
-/// The distinct names of pass_list() in order (the valid --dump-ir names besides "all").
+/// The valid --dump-ir names besides "all": the distinct names of pass_list() in order, then
+/// every pass as "level:name" in order.
 std::vector<std::string> pass_names();
+
+/// The part of a --dump-ir value for the passes of `level`: "all" stays "all"; "name" is kept
+/// (every level with a pass of that name dumps it); "level:name" gives "name" for that level
+/// and "" for every other; "" stays "".
+std::string dump_for_level(const std::string& dump_ir_after, const std::string& level);
 
 /// The float reference: the ONNX model evaluated as written, on the CPU, in float32 (QDQ and
 /// QLinear operators with ONNX Runtime's semantics: round half to even, saturation).

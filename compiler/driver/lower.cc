@@ -319,9 +319,14 @@ void lower_to_executable(const ir::Graph& g, const CompileOptions& opts, Compile
 
   std::string accel_dump;
   // Loop-IR dumps: "all", or the name of one of the loop-IR backend's passes.
-  const std::string accel_dump_after = kernel_dump_after(opts.dump_ir_after, loop_ir_pass_names());
-  // TIR dumps (qadd kernels): "all", or the name of one of the TIR backend's stages.
-  const std::string tir_dump_after = kernel_dump_after(opts.dump_ir_after, accel_tir::pass_names());
+  const std::string accel_dump_after =
+      kernel_dump_after(dump_for_level(opts.dump_ir_after, "loop-ir"), loop_ir_pass_names());
+  // TIR dumps (qadd kernels): "all", or the name of one of the TIR backend's stages (its TIR
+  // passes at level "tir", emit_instructions at level "backend").
+  std::string tir_dump_after = kernel_dump_after(dump_for_level(opts.dump_ir_after, "tir"), accel_tir::pass_names());
+  if (tir_dump_after.empty()) {
+    tir_dump_after = kernel_dump_after(dump_for_level(opts.dump_ir_after, "backend"), accel_tir::pass_names());
+  }
   // The offloaded layers are independent: lower them on a pool of threads (each result in its
   // own slot, so the executable does not depend on the thread count), then assemble in order.
   std::vector<size_t> accel_nodes;

@@ -469,8 +469,29 @@ TEST(CliPasses, DumpIrListAndTimePasses) {
   EXPECT_EQ(names[11], "driver lower");
   EXPECT_EQ(names[12], "tir inject_dma_copy");
   EXPECT_EQ(names.back(), "loop-ir insert_dep_tokens");
-  EXPECT_NE(footer.find("import (reading the ONNX model into the graph) and backend verify"), std::string::npos)
+  EXPECT_EQ(footer, "a name at two levels dumps both; level:name (e.g. tir:fold_uop_loops) dumps one");
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_NE(line.find("import (reading the ONNX model into the graph) and backend verify"), std::string::npos)
       << list.out;
+  // a level-qualified name dumps that level's pass only: mnist-12-int8's layers take the loop-IR
+  // path, so tir:fold_uop_loops dumps nothing and loop-ir:fold_uop_loops their IR (the dumps
+  // compared without the compile summary, which has times)
+  {
+    auto dump_of = [](const std::string& out) { return out.substr(0, out.find("compiled ")); };
+    const CliResult both = run_cli({"compile", kMnistInt8, "-o", temp_file("q.tsx"), "--dump-ir", "fold_uop_loops"});
+    const CliResult loop = run_cli({"compile", kMnistInt8, "-o", temp_file("q.tsx"), "--dump-ir", "loop-ir:fold_uop_loops"});
+    const CliResult tir = run_cli({"compile", kMnistInt8, "-o", temp_file("q.tsx"), "--dump-ir", "tir:fold_uop_loops"});
+    ASSERT_EQ(both.exit_code, 0) << both.err;
+    ASSERT_EQ(loop.exit_code, 0) << loop.err;
+    ASSERT_EQ(tir.exit_code, 0) << tir.err;
+    EXPECT_EQ(dump_of(loop.out), dump_of(both.out));
+    EXPECT_NE(loop.out.find("; layer "), std::string::npos) << loop.out;
+    EXPECT_EQ(tir.out.find("; layer "), std::string::npos) << tir.out;
+    const CliResult graph = run_cli({"compile", kMnistInt8, "-o", temp_file("q.tsx"), "--dump-ir", "graph:placement"});
+    const CliResult plain = run_cli({"compile", kMnistInt8, "-o", temp_file("q.tsx"), "--dump-ir", "placement"});
+    EXPECT_EQ(dump_of(graph.out), dump_of(plain.out));
+    EXPECT_EQ(run_cli({"compile", kMnistInt8, "-o", temp_file("q.tsx"), "--dump-ir", "tir:placement"}).exit_code, 2);
+  }
   // every listed pass is a valid --dump-ir name (one name at two levels is tried once)
   std::set<std::string> tried;
   for (const std::string& n : names) {
