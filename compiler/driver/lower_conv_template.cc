@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <optional>
 
 #include "compiler/backend/accel/schedule.h"
@@ -31,12 +32,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // ---- feature: groups (conv-groups adds grouped/depthwise templates) ----
 
 /// The templates take groups 1 only.
-void convert_groups(const accel::AccelLayer& layer) {
+std::optional<TemplateBlocker> groups_blocker(const accel::AccelLayer& layer) {
   const runtime::QConv2dParams& p = layer.params;
-  if (p.groups == 1) return;
-  unsupported(layer, "groups",
-              fmt::format("groups {} ({}; the conv2d template takes groups 1)", p.groups,
-                          p.groups == p.ic && p.groups == p.oc ? "depthwise" : "grouped"));
+  if (p.groups == 1) return std::nullopt;
+  return TemplateBlocker{"groups", fmt::format("groups {} ({}; the conv2d template takes groups 1)", p.groups,
+                                               p.groups == p.ic && p.groups == p.oc ? "depthwise" : "grouped")};
 }
 
 /// OIHW weights (groups 1) packed for the templates: [OCB][ICB][KH][KW][BO][BI] row-major, zero
@@ -79,11 +79,12 @@ std::vector<int32_t> channel_addend(const accel::AccelLayer& layer, const accel:
 /// A non-zero input zero point needs a position-dependent correction for the output windows
 /// that reach into the padding (the padding is the real zero, the GEMM reads 0 there): the
 /// templates have no such operand yet (conv-rq adds it).
-void convert_zero_point_border(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
-  if (layer.params.in_zero_point == 0 || !accel::layer_touches_padding(g)) return;
-  unsupported(layer, "input zero point at the padding",
-              fmt::format("input zero point {} with output windows reaching into the padding (pads {} {} {} {})",
-                          layer.params.in_zero_point, g.pt, g.pl, g.pb, g.pr));
+std::optional<TemplateBlocker> zero_point_border_blocker(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
+  if (layer.params.in_zero_point == 0 || !accel::layer_touches_padding(g)) return std::nullopt;
+  return TemplateBlocker{
+      "input zero point at the padding",
+      fmt::format("input zero point {} with output windows reaching into the padding (pads {} {} {} {})",
+                  layer.params.in_zero_point, g.pt, g.pl, g.pb, g.pr)};
 }
 
 // ---- feature: the requantisation ----
@@ -155,16 +156,49 @@ topi::RequantParams requant_params(const accel::AccelLayer& layer, const std::ve
 }
 
 /// The templates take per-tensor requantisation only (conv-rq adds per-channel constant rows).
-void convert_per_channel_requant(const accel::AccelLayer& layer, bool per_channel) {
-  if (!per_channel) return;
+std::optional<TemplateBlocker> per_channel_blocker(const accel::AccelLayer& layer, bool per_channel) {
+  if (!per_channel) return std::nullopt;
   const runtime::QConv2dParams& p = layer.params;
   const char* why = p.rq.multiplier.size() > 1 || p.rq.shift.size() > 1 ? "per-channel scales"
                     : !layer.bias.empty() && std::any_of(layer.bias.begin(), layer.bias.end(),
                                                          [&](int32_t b) { return b != layer.bias.front(); })
                         ? "a bias that differs between channels"
                         : "channel chains that differ (bias, zero-point correction or requantisation fields)";
-  unsupported(layer, "per-channel requantisation",
-              fmt::format("{} output channels with {}; the templates take one chain for all channels", p.oc, why));
+  return TemplateBlocker{"per-channel requantisation",
+                         fmt::format("{} output channels with {}; the templates take one chain for all channels",
+                                     p.oc, why)};
+}
+
+/// The conv2d and dense templates take the ALU's 16-bit immediates only (conv-rq adds wide
+/// values as constant acc rows): every value of `rq` that makes an ALU step (topi/qnn.h leaves
+/// out the steps that change nothing: ADD 0, MAX INT32_MIN, MIN INT32_MAX, MUL 1, SHR 0) must
+/// lie in [-32768, 32767]. The first one outside, per channel entry, is named.
+std::optional<TemplateBlocker> wide_immediate_blocker(const topi::RequantParams& rq) {
+  auto check = [](const char* field, const std::vector<int32_t>& v, int32_t identity) -> std::optional<TemplateBlocker> {
+    for (size_t c = 0; c < v.size(); ++c) {
+      if (v[c] != identity && (v[c] < -32768 || v[c] > 32767)) {
+        return TemplateBlocker{"immediate outside 16 bits",
+                               fmt::format("requantisation {}{} is {}, outside the ALU's 16-bit immediate", field,
+                                           v.size() > 1 ? fmt::format("[{}]", c) : std::string(), v[c])};
+      }
+    }
+    return std::nullopt;
+  };
+  for (auto b : {check("acc_offset", rq.acc_offset, 0), check("acc_min", rq.acc_min, INT32_MIN),
+                 check("acc_max", rq.acc_max, INT32_MAX), check("multiplier", rq.multiplier, 1),
+                 check("round", rq.round, 0), check("out_add", rq.out_add, 0)}) {
+    if (b) return b;
+  }
+  for (const topi::RequantLimbParams& l : rq.low) {
+    for (auto b : {check("low multiplier", l.multiplier, 1), check("low round", l.round, 0)}) {
+      if (b) return b;
+    }
+  }
+  return std::nullopt;
+}
+
+void require(const accel::AccelLayer& layer, const std::optional<TemplateBlocker>& b) {
+  if (b) unsupported(layer, b->feature, b->detail);
 }
 
 // ---- the templates' fit checks and the fast model ----
@@ -225,6 +259,21 @@ struct FastModel {
 
 }  // namespace
 
+std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg) {
+  cfg.validate();
+  const accel::ConvGeometry g = accel::make_geometry(layer.name, layer.params, cfg);
+  std::vector<TemplateBlocker> v;
+  for (const auto& b : {groups_blocker(layer), zero_point_border_blocker(layer, g)}) {
+    if (b) v.push_back(*b);
+  }
+  bool per_channel = false;
+  const topi::RequantParams rq = requant_params(layer, channel_addend(layer, g), g.ocb * g.block_out, &per_channel);
+  for (const auto& b : {per_channel_blocker(layer, per_channel), wide_immediate_blocker(rq)}) {
+    if (b) v.push_back(*b);
+  }
+  return v;
+}
+
 bool is_dense_layer(const accel::AccelLayer& layer) {
   const runtime::QConv2dParams& p = layer.params;
   return p.ih == 1 && p.iw == 1 && p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
@@ -248,11 +297,12 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
   }
   const auto t_schedule = Clock::now();
   // ---- conversion, one step per feature ----
-  convert_groups(layer);
-  convert_zero_point_border(layer, g);
+  require(layer, groups_blocker(layer));
+  require(layer, zero_point_border_blocker(layer, g));
   bool per_channel = false;
   const topi::RequantParams rq = requant_params(layer, channel_addend(layer, g), g.ocb * g.block_out, &per_channel);
-  convert_per_channel_requant(layer, per_channel);
+  require(layer, per_channel_blocker(layer, per_channel));
+  require(layer, wide_immediate_blocker(rq));
   const std::vector<int8_t> wpacked = pack_weights(layer, g);
 
   // ---- the template's operator ----

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/backend/accel/lower_conv2d.h"
 #include "isa/config.h"
@@ -17,8 +19,9 @@ namespace tessel::compiler::driver {
 
 /// A layer the templates cannot take (yet): what() is "layer '<name>': unsupported by the
 /// template: <feature>: <detail>", feature() the feature alone (a fixed phrase, for counting
-/// reasons: "groups", "per-channel requantisation", "input zero point at the padding", or
-/// "template refusal" for a check of the template's own, whose message is the detail).
+/// reasons: "groups", "input zero point at the padding", "per-channel requantisation",
+/// "immediate outside 16 bits" (conv_template_blockers), or "template refusal" for a check of
+/// the template's own, whose message is the detail).
 class TemplateUnsupported : public UserError {
  public:
   TemplateUnsupported(std::string feature, const std::string& what)
@@ -28,6 +31,19 @@ class TemplateUnsupported : public UserError {
  private:
   std::string feature_;
 };
+
+/// One feature of a layer that the templates lack: TemplateUnsupported's feature and detail.
+struct TemplateBlocker {
+  std::string feature, detail;
+};
+
+/// Every feature of `layer` that keeps lower_conv2d_template from lowering it, in the order the
+/// conversion checks them: "groups", "input zero point at the padding", "per-channel
+/// requantisation", "immediate outside 16 bits" (the last judged on the chain as converted, per
+/// channel when it differs between channels); empty when the conversion takes the layer (the
+/// template's own checks and the search may still refuse it). UserError as
+/// accel::make_geometry for invalid parameters; weights and bias must have their sizes.
+std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg);
 
 /// Options of lower_conv2d_template.
 struct ConvTemplateOptions {
@@ -71,8 +87,9 @@ struct ConvTemplateOptions {
 ///
 /// Throws TemplateUnsupported (a UserError naming the layer) for groups other than 1, for
 /// channels whose chains differ (per-channel requantisation, bias or zero-point correction), for
-/// a non-zero input zero point when some output window reaches into the padding, and with the
-/// template's own message when it refuses the layer (e.g. an immediate outside 16 bits); a
+/// a non-zero input zero point when some output window reaches into the padding, for a value of
+/// the chain outside the ALU's 16-bit immediate (all: conv_template_blockers, the first one
+/// found is thrown), and with the template's own message when it refuses the layer; a
 /// UserError naming the layer for weights or bias of the wrong size (as lower_conv2d), invalid
 /// parameters (accel::make_geometry's checks) and when no candidate fits and runs (with the
 /// first reason); InternalError for a stream that fails the verifier other than by deadlock.

@@ -223,9 +223,32 @@ TEST(LowerConvTemplate, UnsupportedFeaturesAreNamed) {
     (void)lower_conv2d_template(wl, config("default"));
     ADD_FAILURE() << "a wide immediate lowered";
   } catch (const TemplateUnsupported& e) {
-    EXPECT_EQ(e.feature(), "template refusal");
-    EXPECT_NE(std::string(e.what()).find("outside the ALU's 16-bit range"), std::string::npos) << e.what();
+    EXPECT_EQ(e.feature(), "immediate outside 16 bits");
+    EXPECT_NE(std::string(e.what()).find("layer 'wide': unsupported by the template: immediate outside 16 bits: "
+                                         "requantisation acc_offset is "),
+              std::string::npos)
+        << e.what();
   }
+  // every blocker of a layer, in the conversion's order
+  LayerSpec many{"many", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 2, 7, LayerSpec::Rq::kPerChannel, 35};
+  std::vector<std::string> features;
+  for (const TemplateBlocker& b : conv_template_blockers(accel::testing::make_layer(many), config("default"))) {
+    features.push_back(b.feature);
+  }
+  EXPECT_EQ(features, (std::vector<std::string>{"groups", "input zero point at the padding",
+                                                "per-channel requantisation", "immediate outside 16 bits"}));
+  // the input zero point's interior correction -zx * sum(w[o]) differs between channels
+  const std::vector<TemplateBlocker> zb =
+      conv_template_blockers(with_imm16_requant(accel::testing::make_layer(zp), false), config("default"));
+  ASSERT_GE(zb.size(), 2u);
+  EXPECT_EQ(zb[0].feature, "input zero point at the padding");
+  EXPECT_EQ(zb[1].feature, "per-channel requantisation");
+  EXPECT_NE(zb[1].detail.find("channel chains that differ"), std::string::npos) << zb[1].detail;
+  // supported layers have none
+  EXPECT_TRUE(conv_template_blockers(with_imm16_requant(accel::testing::make_layer(supported_specs(config("default"))[0]),
+                                                        false),
+                                     config("default"))
+                  .empty());
 }
 
 }  // namespace
