@@ -8,8 +8,8 @@
 #include <cstring>
 #include <optional>
 
-#include "compiler/backend/accel/stream_cost.h"
 #include "compiler/backend/accel/tir/accel_tir.h"
+#include "compiler/driver/template_search.h"
 #include "compiler/topi/accel/schedule.h"
 #include "isa/verifier.h"
 #include "support/error.h"
@@ -22,8 +22,6 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
-
-constexpr int kDeepQueue = isa::kMaxQueueDepth;
 
 bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
@@ -83,19 +81,9 @@ topi::accel::QaddLayer template_layer(const QaddAccelLayer& layer, const isa::Hw
   return l;
 }
 
-/// One built candidate.
-struct Candidate {
-  isa::Program program;
-  accel_tir::BuildReport report;
-  int64_t tile_h = 0, tiles = 0, const_rows = 0;
-  uint64_t cycles = 0;
-};
-
-/// Builds the template at `point` (`dump` as BuildOptions::dump_ir_after); the Program carries
-/// cfg (its queue depths) although it was built with deep queues.
-Candidate build(const QaddAccelLayer& layer, const topi::accel::ScheduledOp& op, const isa::HwConfig& cfg,
-                const te::ConfigEntity& point, const std::string& dump) {
-  const tir::PrimFunc f = topi::accel::lower_template(op, layer.name);
+/// The template's segments: a and b as LOAD ACC_8BIT reads them, the wide immediates as int32
+/// acc elements in "const" (one per constant, in chain order), the result in "out".
+std::vector<accel_tir::SegmentSpec> qadd_segments(const topi::accel::ScheduledOp& op, const isa::HwConfig& cfg) {
   std::vector<accel_tir::SegmentSpec> segs = {
       {"a", kQaddSegA, isa::SegmentKind::kInput, 0, isa::MemType::kAcc8},
       {"b", kQaddSegB, isa::SegmentKind::kInput, 0, isa::MemType::kAcc8},
@@ -106,34 +94,24 @@ Candidate build(const QaddAccelLayer& layer, const topi::accel::ScheduledOp& op,
                     isa::MemType::kAcc});
   }
   segs.push_back({op.out.name(), kQaddSegOut, isa::SegmentKind::kOutput, 0, isa::MemType::kOut});
-  isa::HwConfig deep = cfg;
-  deep.cmd_queue_depth = kDeepQueue;
-  deep.token_queue_depth = kDeepQueue;
-  Candidate c;
-  accel_tir::BuildOptions bo;
-  bo.dump_ir_after = dump;
-  c.program = accel_tir::build_accel_program(f, deep, segs, bo, &c.report);
-  c.program.config = cfg;
-  c.program.name = layer.name;
-  // the constants: int32 little-endian, each filling its acc element
-  if (!op.constants.empty()) {
-    const isa::Segment& seg = c.program.segment("const");
-    for (size_t k = 0; k < op.constants.size(); ++k) {
-      const std::vector<int32_t>& v = op.constants[k].values;
-      TESSEL_CHECK(v.size() * 4 == acc_elem, "qadd '{}': constant {} has {} values, an acc element {} bytes",
-                   layer.name, op.constants[k].tensor.name(), v.size(), acc_elem);
-      for (size_t i = 0; i < v.size(); ++i) {
-        const uint32_t u = static_cast<uint32_t>(v[i]);
-        uint8_t* p = c.program.image.data() + seg.offset_bytes + k * acc_elem + i * 4;
-        for (int byte = 0; byte < 4; ++byte) p[byte] = static_cast<uint8_t>(u >> (8 * byte));
-      }
+  return segs;
+}
+
+/// The constants: int32 little-endian, each filling its acc element.
+void fill_qadd_constants(const std::string& layer, const topi::accel::ScheduledOp& op, isa::Program& p) {
+  if (op.constants.empty()) return;
+  const uint64_t acc_elem = isa::dram_elem_bytes(p.config, isa::MemType::kAcc);
+  const isa::Segment& seg = p.segment("const");
+  for (size_t k = 0; k < op.constants.size(); ++k) {
+    const std::vector<int32_t>& v = op.constants[k].values;
+    TESSEL_CHECK(v.size() * 4 == acc_elem, "qadd '{}': constant {} has {} values, an acc element {} bytes", layer,
+                 op.constants[k].tensor.name(), v.size(), acc_elem);
+    for (size_t i = 0; i < v.size(); ++i) {
+      const uint32_t u = static_cast<uint32_t>(v[i]);
+      uint8_t* q = p.image.data() + seg.offset_bytes + k * acc_elem + i * 4;
+      for (int byte = 0; byte < 4; ++byte) q[byte] = static_cast<uint8_t>(u >> (8 * byte));
     }
   }
-  c.tile_h = point.split("tile_h")[1];
-  c.tiles = ((layer.shape[0] + cfg.batch() - 1) / cfg.batch()) * ((layer.shape[1] + cfg.block_out() - 1) / cfg.block_out()) *
-            (layer.shape[2] / c.tile_h);
-  c.const_rows = static_cast<int64_t>(op.constants.size());
-  return c;
 }
 
 }  // namespace
@@ -151,66 +129,33 @@ accel::LoweredLayer lower_qadd_layer(const QaddAccelLayer& layer, const isa::HwC
   const topi::accel::QaddLayer tl = template_layer(layer, cfg);
   te::ConfigSpace space;
   topi::accel::qadd_config_space(tl, space);
-  std::optional<Candidate> best;
-  std::optional<te::ConfigEntity> best_point;
-  std::string first_reason;
-  for (int64_t i = 0; i < space.size(); ++i) {
-    const te::ConfigEntity point = space.get(i);
-    std::optional<topi::accel::ScheduledOp> op;
-    try {
-      op = topi::accel::schedule_qadd(tl, cfg, point);
-    } catch (const UserError& e) {
-      // a tile that does not fit ACC (the template's check): the next candidate
-      if (first_reason.empty()) first_reason = e.what();
-      continue;
-    }
-    Candidate c;
-    try {
-      c = build(layer, *op, cfg, point, "");
-    } catch (const UserError& e) {
-      // the template's TIR is the passes' contract: a failure here is a bug, not a user error
-      throw_internal_error("qadd '{}': the accelerator passes reject the qadd template (tile_h={}): {}", layer.name,
-                           point.split("tile_h")[1], e.what());
-    }
-    const std::vector<isa::Diagnostic> diags = isa::check_program(c.program);
-    const bool deadlock_only = isa::only_deadlocks(diags);
-    if (!diags.empty() && !deadlock_only) {
-      throw_internal_error("qadd '{}': the lowered stream (tile_h={}) fails the verifier: {}", layer.name, c.tile_h,
-                           diags.front().message);
-    }
-    if (deadlock_only) {
-      if (first_reason.empty()) {
-        first_reason = fmt::format("tile_h={} deadlocks with CMD_QUEUE_DEPTH={}, TOKEN_QUEUE_DEPTH={}: {}", c.tile_h,
-                                   cfg.cmd_queue_depth, cfg.token_queue_depth, diags.front().message);
-      }
-      continue;
-    }
-    c.cycles = accel::estimate_cycles(c.program);
-    if (!best || c.cycles < best->cycles) {
-      best = std::move(c);
-      best_point = point;
-    }
-  }
+  TemplateBuilder builder;
+  builder.schedule = [&](const te::ConfigEntity& point) { return topi::accel::schedule_qadd(tl, cfg, point); };
+  builder.segments = [&](const topi::accel::ScheduledOp& op) { return qadd_segments(op, cfg); };
+  builder.fill = [&](const topi::accel::ScheduledOp& op, isa::Program& p) { fill_qadd_constants(layer.name, op, p); };
+  // every tile_h is built (a divisor of H: few points); the stream cost model picks
+  TemplateSearchOptions so;
+  so.pass_errors_are_bugs = true;
+  TemplateSearchFailure failure;
+  std::optional<TemplateChoice> best = search_template(fmt::format("qadd '{}'", layer.name), layer.name, space, cfg,
+                                                       builder, so, dump_ir_after, &failure);
   if (!best) {
     throw_user_error("qadd '{}' cannot be lowered for the accelerator: no tile_h of {} fits and runs ({})", layer.name,
-                     layer.shape[2], first_reason);
+                     layer.shape[2], failure.first_reason);
   }
   accel::LoweredLayer out;
   out.pass_ms.emplace_back("schedule", ms_since(t_schedule));
-  // the chosen candidate again when a dump is asked for (the same Program: builds are deterministic)
-  bool dump = dump_ir_after == "all" || dump_ir_after == "input";
-  for (const std::string& n : accel_tir::pass_names()) dump = dump || n == dump_ir_after;
-  if (dump) {
-    Candidate d = build(layer, topi::accel::schedule_qadd(tl, cfg, *best_point), cfg, *best_point, dump_ir_after);
-    for (const auto& [pass, text] : d.report.ir_after) out.ir_dump += fmt::format("; after {}\n{}\n", pass, text);
-  }
+  out.ir_dump = best->ir_dump;
   for (const auto& [pass, ms] : best->report.pass_ms) out.pass_ms.emplace_back(pass, ms);
   const auto t_verify = Clock::now();
   isa::verify(best->program);
   out.pass_ms.emplace_back("verify", ms_since(t_verify));
   out.est_cycles = static_cast<int64_t>(best->cycles);
-  out.schedule = fmt::format("tile_h={} ({} tiles), {} int32 constant rows{}", best->tile_h, best->tiles,
-                             best->const_rows, chain_of(layer).folded ? ", zero points folded" : "");
+  const int64_t tile_h = best->point.split("tile_h")[1];
+  const int64_t tiles = ((layer.shape[0] + cfg.batch() - 1) / cfg.batch()) *
+                        ((layer.shape[1] + cfg.block_out() - 1) / cfg.block_out()) * (layer.shape[2] / tile_h);
+  out.schedule = fmt::format("tile_h={} ({} tiles), {} int32 constant rows{}", tile_h, tiles, best->op.constants.size(),
+                             chain_of(layer).folded ? ", zero points folded" : "");
   out.program = std::move(best->program);
   return out;
 }

@@ -12,9 +12,19 @@
 //   tessel-program-corpus --golden FILE --resnet18 MODEL --update   rewrite the golden file
 //   tessel-program-corpus --golden FILE --resnet18 MODEL            check against it (CTest)
 //   ... --out FILE                                                  also write the corpus there
+//   tessel-program-corpus --resnet18 MODEL --compare-template [--json OUT] [--models ..] [--configs ..]
+//                                                                   the template-path measurement
 // The check names the first differing model, configuration, layer and field; it also fails when
 // ResNet-18's C2..C12 cycles on the default configuration exceed kResNet18C2C12Budget, and
 // --update refuses to record such a corpus.
+//
+// --compare-template neither reads nor writes the corpus: it compiles every selected model on
+// every selected configuration as the gate does, and lowers every offloaded conv/dense layer
+// again with the old path (driver::lower_offloaded_layer, checked to reproduce the executable's
+// Program byte for byte) and through the topi templates (driver::lower_conv2d_template),
+// printing per layer the old and the template Program's cycles (the stream cost model's, exact
+// against the cycle model) or the template's reason, then a summary; --json writes the same as
+// JSON ("tessel-template-compare/1").
 //
 // Exit status: 0 corpus equal to the golden file (or written), 1 a difference, a budget overrun or
 // an error, 2 a usage error.
@@ -31,6 +41,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <regex>
 #include <numeric>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -42,8 +54,11 @@
 
 #include "bench/bench_common.h"
 #include "compiler/driver/compile.h"
+#include "compiler/driver/lower.h"
+#include "compiler/driver/lower_conv_template.h"
 #include "isa/config.h"
 #include "isa/program.h"
+#include "runtime/cpu/kernels.h"
 #include "runtime/device.h"
 #include "runtime/executable.h"
 #include "runtime/graph_executor.h"
@@ -240,6 +255,9 @@ struct Options {
   bool update = false;
   bool cost_table = false;  ///< print every layer's cost-model estimate against its cycles
   std::vector<std::string> only_models, only_configs;  ///< empty: all
+  bool compare_template = false;  ///< --compare-template: the template-path measurement
+  std::string compare_json;       ///< --json: where it also goes
+  size_t template_candidates = compiler::driver::ConvTemplateOptions{}.max_candidates;  ///< --template-candidates
 };
 
 bool selected(const std::vector<std::string>& only, const std::string& name) {
@@ -309,18 +327,9 @@ RunRecord run_one(const std::string& key, const fs::path& path, const ModelInput
   return r;
 }
 
-Corpus build_corpus(const Options& o) {
+/// The corpus's model files in corpus order: ResNet-18, models/, then ../shared/models when present.
+std::vector<ModelFile> corpus_files(const Options& o) {
   const fs::path src(o.source_dir);
-  Corpus c;
-  std::vector<std::pair<std::string, isa::HwConfig>> configs;
-  for (const std::string& name : kConfigNames) {
-    if (!selected(o.only_configs, name)) continue;
-    const std::string rel = "hw/configs/" + name + ".json";
-    const isa::HwConfig cfg = isa::HwConfig::from_file((src / rel).string());
-    c.configs.push_back({name, rel, cfg.label()});
-    configs.emplace_back(name, cfg);
-  }
-
   std::vector<ModelFile> files;
   files.push_back({kResNet18Key, fs::path(o.resnet18)});
   const fs::path models_dir = src / "models";
@@ -334,6 +343,24 @@ Corpus build_corpus(const Options& o) {
       files.push_back({"shared/models/" + rel, shared_dir / rel});
     }
   }
+  return files;
+}
+
+Corpus build_corpus(const Options& o) {
+  const fs::path src(o.source_dir);
+  Corpus c;
+  std::vector<std::pair<std::string, isa::HwConfig>> configs;
+  for (const std::string& name : kConfigNames) {
+    if (!selected(o.only_configs, name)) continue;
+    const std::string rel = "hw/configs/" + name + ".json";
+    const isa::HwConfig cfg = isa::HwConfig::from_file((src / rel).string());
+    c.configs.push_back({name, rel, cfg.label()});
+    configs.emplace_back(name, cfg);
+  }
+
+  const std::vector<ModelFile> files = corpus_files(o);
+  const fs::path models_dir = src / "models";
+  std::error_code ec;
 
   for (const ModelFile& f : files) {
     if (!selected(o.only_models, f.key)) continue;
@@ -659,6 +686,365 @@ std::string budget_failure(const Corpus& c) {
   return "";
 }
 
+// ---------------------------------------------------------------------------------------------
+// --compare-template: every offloaded conv/dense layer through the old path and the templates.
+
+struct CompareRecord {
+  std::string model, config, layer, op;
+  int64_t old_cycles = 0;
+  std::optional<int64_t> template_cycles;  ///< absent: the template path's reason
+  std::string feature, reason;             ///< TemplateUnsupported::feature() (or "error") and what()
+  std::string template_schedule;
+  std::vector<std::string> blockers;       ///< every feature the templates lack (conv_template_blockers)
+  /// For an unsupported layer of groups 1: both paths on the layer's shape alone (same weights,
+  /// zero bias and input zero point, the per-tensor chain of shape_only_requant()).
+  std::optional<int64_t> shape_old, shape_template;
+  std::string shape_reason;  ///< why the shape-only template lowering failed
+  double shape_old_ms = 0, shape_template_ms = 0;
+  double old_ms = 0, template_ms = 0;      ///< lowering wall time (printed only)
+};
+
+/// The constant tensor `t` as int64 values (int8 / int32 / int64 little-endian).
+std::vector<int64_t> constant_values(const runtime::TensorDesc& t) {
+  std::vector<int64_t> v;
+  const std::vector<uint8_t>& b = t.data;
+  switch (t.dtype) {
+    case runtime::DType::kI8:
+      for (uint8_t x : b) v.push_back(static_cast<int8_t>(x));
+      break;
+    case runtime::DType::kI32:
+      for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+        uint32_t u = 0;
+        for (int k = 0; k < 4; ++k) u |= static_cast<uint32_t>(b[i + k]) << (8 * k);
+        v.push_back(static_cast<int32_t>(u));
+      }
+      break;
+    case runtime::DType::kI64:
+      for (size_t i = 0; i + 8 <= b.size(); i += 8) {
+        uint64_t u = 0;
+        for (int k = 0; k < 8; ++k) u |= static_cast<uint64_t>(b[i + k]) << (8 * k);
+        v.push_back(static_cast<int64_t>(u));
+      }
+      break;
+    default:
+      throw_internal_error("constant {} has dtype {}, not an integer", quote(t.name), runtime::to_string(t.dtype));
+  }
+  return v;
+}
+
+/// The AccelLayer of offloaded qconv2d step `s` of `exe` (what driver/lower.cc builds from the graph).
+compiler::accel::AccelLayer accel_layer_of(const runtime::Executable& exe, const runtime::Step& s) {
+  TESSEL_CHECK(s.inputs.size() == 3 && s.outputs.size() == 1, "step {} is not a qconv2d step", quote(s.name));
+  const runtime::TensorDesc& w = exe.tensors[static_cast<size_t>(s.inputs[1])];
+  const runtime::TensorDesc& b = exe.tensors[static_cast<size_t>(s.inputs[2])];
+  compiler::accel::AccelLayer l;
+  l.name = s.name;
+  l.params = runtime::cpu::parse_qconv2d(s, exe.tensors[static_cast<size_t>(s.inputs[0])], w,
+                                         exe.tensors[static_cast<size_t>(s.outputs[0])]);
+  for (int64_t x : constant_values(w)) l.weights.push_back(static_cast<int8_t>(x));
+  for (int64_t x : constant_values(b)) l.bias.push_back(static_cast<int32_t>(x));
+  return l;
+}
+
+/// The chain of the shape-only comparison: per tensor, every immediate within 16 bits
+/// (y = clip((acc + 128) >> 8)).
+runtime::Requant shape_only_requant() {
+  runtime::Requant rq;
+  rq.multiplier = {1};
+  rq.shift = {8};
+  return rq;
+}
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& path, const ModelInput& input,
+                                       const std::string& config_name, const isa::HwConfig& cfg,
+                                       const compiler::driver::ConvTemplateOptions& topts) {
+  compiler::CompileOptions opts;
+  opts.config = cfg;
+  opts.offload = true;
+  opts.calibration = {input.tensors};
+  const compiler::CompileResult compiled = compiler::compile_onnx(path.string(), opts);
+  const runtime::Executable& exe = compiled.exe;
+  const std::vector<compiler::accel::ScheduleKnobs> schedules = compiler::driver::queue_safe_schedules(opts.knobs);
+  std::vector<CompareRecord> out;
+  for (const compiler::LayerInfo& li : compiled.layers) {
+    if (li.placement != runtime::Placement::kAccel) continue;
+    const runtime::Step& step = exe.steps[static_cast<size_t>(li.step)];
+    if (step.op != "qconv2d") continue;
+    CompareRecord r;
+    r.model = key;
+    r.config = config_name;
+    r.layer = li.name;
+    r.op = li.op;
+    const compiler::accel::AccelLayer layer = accel_layer_of(exe, step);
+    auto t0 = Clock::now();
+    const compiler::accel::LoweredLayer old_low = compiler::driver::lower_offloaded_layer(layer, li.op, cfg, schedules);
+    r.old_ms = ms_since(t0);
+    // the layer as rebuilt from the executable lowers to the executable's Program
+    if (old_low.program.serialize() != exe.programs[static_cast<size_t>(step.program)].serialize()) {
+      throw_internal_error("model {} on {}: layer {} rebuilt from the executable lowers to another Program", quote(key),
+                           config_name, quote(li.name));
+    }
+    r.old_cycles = old_low.est_cycles;
+    t0 = Clock::now();
+    try {
+      const compiler::accel::LoweredLayer t = compiler::driver::lower_conv2d_template(layer, cfg, topts);
+      r.template_cycles = t.est_cycles;
+      r.template_schedule = t.schedule;
+    } catch (const compiler::driver::TemplateUnsupported& e) {
+      r.feature = e.feature();
+      r.reason = e.what();
+    } catch (const UserError& e) {
+      r.feature = "no candidate fits and runs";
+      r.reason = e.what();
+    }
+    r.template_ms = ms_since(t0);
+    if (!r.template_cycles) {
+      for (const compiler::driver::TemplateBlocker& b : compiler::driver::conv_template_blockers(layer, cfg)) {
+        r.blockers.push_back(b.feature);
+      }
+      if (layer.params.groups == 1) {
+        compiler::accel::AccelLayer shape = layer;
+        shape.params.rq = shape_only_requant();
+        shape.params.in_zero_point = 0;
+        std::fill(shape.bias.begin(), shape.bias.end(), 0);
+        auto t1 = Clock::now();
+        r.shape_old = compiler::driver::lower_offloaded_layer(shape, li.op, cfg, schedules).est_cycles;
+        r.shape_old_ms = ms_since(t1);
+        t1 = Clock::now();
+        try {
+          r.shape_template = compiler::driver::lower_conv2d_template(shape, cfg, topts).est_cycles;
+        } catch (const UserError& e) {
+          r.shape_reason = e.what();
+        }
+        r.shape_template_ms = ms_since(t1);
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+/// A reason with its numbers and quoted names replaced, so that one cause counts once.
+std::string reason_class(const CompareRecord& r) {
+  std::string s = r.reason;
+  const std::string marker = "unsupported by the template: ";
+  const size_t at = s.find(marker);
+  if (at != std::string::npos) s = s.substr(at + marker.size());
+  s = std::regex_replace(s, std::regex("'[^']*'"), "'*'");
+  s = std::regex_replace(s, std::regex("-?\\b[0-9]+\\b"), "N");
+  return s;
+}
+
+int run_compare(const Options& o) {
+  const fs::path src(o.source_dir);
+  std::vector<std::pair<std::string, isa::HwConfig>> configs;
+  for (const std::string& name : kConfigNames) {
+    if (selected(o.only_configs, name)) {
+      configs.emplace_back(name, isa::HwConfig::from_file((src / ("hw/configs/" + name + ".json")).string()));
+    }
+  }
+  const fs::path models_dir = src / "models";
+  std::vector<CompareRecord> all;
+  std::vector<std::string> not_compiled;
+  std::set<std::string> models_seen;
+  const auto t_all = Clock::now();
+  for (const ModelFile& f : corpus_files(o)) {
+    if (!selected(o.only_models, f.key)) continue;
+    models_seen.insert(f.key);
+    // a ../shared/models file identical to the bundled one is the same model
+    std::error_code ec;
+    if (f.key.rfind("shared/models/", 0) == 0) {
+      const std::string rel = f.key.substr(std::string("shared/models/").size());
+      if (fs::is_regular_file(models_dir / rel, ec) && read_file(models_dir / rel) == read_file(f.path)) continue;
+    }
+    std::optional<ModelInput> input;
+    try {
+      input = input_for(f.key, f.path, src);
+    } catch (const Error& e) {
+      not_compiled.push_back(fmt::format("{}: load: {}", f.key, e.what()));
+      continue;
+    }
+    for (const auto& [name, cfg] : configs) {
+      const auto t0 = Clock::now();
+      std::vector<CompareRecord> rs;
+      try {
+        compiler::driver::ConvTemplateOptions topts;
+        topts.max_candidates = o.template_candidates;
+        rs = compare_one(f.key, f.path, *input, name, cfg, topts);
+      } catch (const UserError& e) {
+        not_compiled.push_back(fmt::format("{} on {}: compile: {}", f.key, name, e.what()));
+        fmt::print("  {} on {}: not compiled: {}\n", f.key, name, e.what());
+        continue;
+      }
+      size_t ok = 0;
+      for (const CompareRecord& r : rs) {
+        ok += r.template_cycles.has_value();
+        if (r.template_cycles) {
+          fmt::print("    {:<22} {:<8} {:<44} {:<10} old {:>9} template {:>9} ({:+.1f}%)  {}\n", f.key.substr(f.key.rfind('/') + 1).substr(0, 22), name,
+                     r.layer.substr(0, 44), r.op.substr(0, 10), r.old_cycles, *r.template_cycles,
+                     100.0 * (static_cast<double>(*r.template_cycles) - static_cast<double>(r.old_cycles)) /
+                         static_cast<double>(r.old_cycles),
+                     r.template_schedule);
+        } else {
+          fmt::print("    {:<22} {:<8} {:<44} {:<10} old {:>9} template: {}\n", f.key.substr(f.key.rfind('/') + 1).substr(0, 22), name,
+                     r.layer.substr(0, 44), r.op.substr(0, 10), r.old_cycles, r.reason);
+          if (r.shape_template) {
+            fmt::print("    {:<22} {:<8} {:<44} {:<10}   shape only: old {:>9} template {:>9} ({:+.1f}%)\n", "", "", "", "",
+                       *r.shape_old, *r.shape_template,
+                       100.0 * (static_cast<double>(*r.shape_template) - static_cast<double>(*r.shape_old)) /
+                           static_cast<double>(*r.shape_old));
+          } else if (r.shape_old) {
+            fmt::print("    {:<22} {:<8} {:<44} {:<10}   shape only: old {:>9} template: {}\n", "", "", "", "", *r.shape_old,
+                       r.shape_reason);
+          }
+        }
+      }
+      fmt::print("  {} on {}: {} conv/dense layers, {} through the template, in {:.1f} s\n", f.key, name, rs.size(),
+                 ok, std::chrono::duration<double>(Clock::now() - t0).count());
+      std::fflush(stdout);
+      for (CompareRecord& r : rs) all.push_back(std::move(r));
+    }
+  }
+  for (const std::string& m : o.only_models) {
+    if (!models_seen.count(m)) throw_user_error("--models: no model {} in this corpus", quote(m));
+  }
+  // ---- summary ----
+  size_t supported = 0, not_worse = 0;
+  uint64_t old_total = 0, tmpl_total = 0, old_all = 0;
+  double old_ms = 0, tmpl_ms = 0, shape_old_ms = 0, shape_tmpl_ms = 0;
+  std::map<std::string, size_t> by_feature, by_reason, by_blocker, by_blockers, shape_fail;
+  size_t shape_layers = 0, shape_ok = 0, shape_not_worse = 0;
+  uint64_t shape_old_total = 0, shape_tmpl_total = 0;
+  for (const CompareRecord& r : all) {
+    old_all += static_cast<uint64_t>(r.old_cycles);
+    old_ms += r.old_ms;
+    tmpl_ms += r.template_ms;
+    if (r.template_cycles) {
+      ++supported;
+      not_worse += *r.template_cycles <= r.old_cycles;
+      old_total += static_cast<uint64_t>(r.old_cycles);
+      tmpl_total += static_cast<uint64_t>(*r.template_cycles);
+    } else {
+      ++by_feature[r.feature];
+      ++by_reason[reason_class(r)];
+      for (const std::string& b : r.blockers) ++by_blocker[b];
+      if (r.shape_old) {
+        ++shape_layers;
+        shape_old_ms += r.shape_old_ms;
+        shape_tmpl_ms += r.shape_template_ms;
+        if (r.shape_template) {
+          ++shape_ok;
+          shape_not_worse += *r.shape_template <= *r.shape_old;
+          shape_old_total += static_cast<uint64_t>(*r.shape_old);
+          shape_tmpl_total += static_cast<uint64_t>(*r.shape_template);
+        } else {
+          CompareRecord c;
+          c.reason = r.shape_reason;
+          ++shape_fail[reason_class(c)];
+        }
+      }
+      ++by_blockers[r.blockers.empty() ? std::string("(none of the conversion's: ") + r.feature + ")"
+                                       : fmt::format("{}", fmt::join(r.blockers, " + "))];
+    }
+  }
+  auto sorted = [](const std::map<std::string, size_t>& m) {
+    std::vector<std::pair<std::string, size_t>> v(m.begin(), m.end());
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return v;
+  };
+  fmt::print("\ntemplate comparison: {} conv/dense layers ({} runs not compiled) in {:.1f} s\n", all.size(),
+             not_compiled.size(), std::chrono::duration<double>(Clock::now() - t_all).count());
+  fmt::print("  through the template: {} of {}; template <= old on {} of them\n", supported, all.size(), not_worse);
+  fmt::print("  cycles over those layers: old {}, template {} ({:+.2f}%)\n", old_total, tmpl_total,
+             old_total == 0 ? 0.0
+                            : 100.0 * (static_cast<double>(tmpl_total) - static_cast<double>(old_total)) /
+                                  static_cast<double>(old_total));
+  fmt::print("  lowering time: old {:.0f} ms, template {:.0f} ms (the layers as they are, one thread)\n", old_ms, tmpl_ms);
+  fmt::print("  unsupported by feature:\n");
+  for (const auto& [f, n] : sorted(by_feature)) fmt::print("    {:5} {}\n", n, f);
+  fmt::print("  unsupported layers having each feature (a layer counts once per feature it has):\n");
+  for (const auto& [f, n] : sorted(by_blocker)) fmt::print("    {:5} {}\n", n, f);
+  fmt::print("  unsupported layers by their whole set of features:\n");
+  for (const auto& [f, n] : sorted(by_blockers)) fmt::print("    {:5} {}\n", n, f);
+  fmt::print("  shape only (the unsupported layers of groups 1 with zero bias and input zero point and the chain "
+             "y = clip((acc + 128) >> 8), both paths): {} layers, {} through the template, template <= old on {}\n",
+             shape_layers, shape_ok, shape_not_worse);
+  fmt::print("    cycles over those: old {}, template {} ({:+.2f}%)\n", shape_old_total, shape_tmpl_total,
+             shape_old_total == 0 ? 0.0
+                                  : 100.0 * (static_cast<double>(shape_tmpl_total) - static_cast<double>(shape_old_total)) /
+                                        static_cast<double>(shape_old_total));
+  fmt::print("    lowering time: old {:.0f} ms, template {:.0f} ms (one thread; template search builds at most {} points "
+             "that run)\n", shape_old_ms, shape_tmpl_ms, o.template_candidates);
+  for (const auto& [f, n] : sorted(shape_fail)) fmt::print("    {:5} not lowered: {}\n", n, f);
+  fmt::print("  top reasons:\n");
+  const auto reasons = sorted(by_reason);
+  for (size_t i = 0; i < reasons.size() && i < 10; ++i) fmt::print("    {:5} {}\n", reasons[i].second, reasons[i].first);
+  for (const std::string& e : not_compiled) fmt::print("  not compiled: {}\n", e);
+  if (!o.compare_json.empty()) {
+    nlohmann::ordered_json j;
+    j["format"] = "tessel-template-compare/1";
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+    for (const CompareRecord& r : all) {
+      nlohmann::ordered_json l;
+      l["model"] = r.model;
+      l["config"] = r.config;
+      l["layer"] = r.layer;
+      l["op"] = r.op;
+      l["old_cycles"] = r.old_cycles;
+      if (r.template_cycles) {
+        l["template_cycles"] = *r.template_cycles;
+        l["template_schedule"] = r.template_schedule;
+      } else {
+        l["template_cycles"] = nullptr;
+        l["feature"] = r.feature;
+        l["reason"] = r.reason;
+        l["blockers"] = r.blockers;
+        if (r.shape_old) {
+          l["shape_only_old_cycles"] = *r.shape_old;
+          if (r.shape_template) {
+            l["shape_only_template_cycles"] = *r.shape_template;
+          } else {
+            l["shape_only_template_cycles"] = nullptr;
+            l["shape_only_reason"] = r.shape_reason;
+          }
+        }
+      }
+      layers.push_back(std::move(l));
+    }
+    j["layers"] = std::move(layers);
+    nlohmann::ordered_json sum;
+    sum["layers"] = all.size();
+    sum["supported"] = supported;
+    sum["template_not_worse"] = not_worse;
+    sum["old_cycles_supported"] = old_total;
+    sum["template_cycles_supported"] = tmpl_total;
+    sum["old_cycles_all"] = old_all;
+    nlohmann::ordered_json feats = nlohmann::ordered_json::array();
+    for (const auto& [f, n] : sorted(by_feature)) feats.push_back({{"feature", f}, {"layers", n}});
+    sum["unsupported_by_feature"] = std::move(feats);
+    nlohmann::ordered_json having = nlohmann::ordered_json::array(), sets = nlohmann::ordered_json::array();
+    for (const auto& [f, n] : sorted(by_blocker)) having.push_back({{"feature", f}, {"layers", n}});
+    for (const auto& [f, n] : sorted(by_blockers)) sets.push_back({{"features", f}, {"layers", n}});
+    sum["unsupported_having_feature"] = std::move(having);
+    sum["unsupported_by_feature_set"] = std::move(sets);
+    sum["shape_only"] = {{"layers", shape_layers},
+                         {"through_template", shape_ok},
+                         {"template_not_worse", shape_not_worse},
+                         {"old_cycles", shape_old_total},
+                         {"template_cycles", shape_tmpl_total}};
+    nlohmann::ordered_json rs = nlohmann::ordered_json::array();
+    for (const auto& [f, n] : reasons) rs.push_back({{"reason", f}, {"layers", n}});
+    sum["unsupported_by_reason"] = std::move(rs);
+    sum["not_compiled"] = not_compiled;
+    j["summary"] = std::move(sum);
+    support::write_file_atomic(o.compare_json, j.dump(1) + "\n");
+    fmt::print("wrote {}\n", o.compare_json);
+  }
+  return 0;
+}
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -670,7 +1056,7 @@ int run(int argc, char** argv) {
   CLI::App app{"tessel-program-corpus: the byte-identical Program corpus of the refactor gate"};
   Options o;
   std::string models, configs;
-  app.add_option("--golden", o.golden, "the golden corpus (tests/golden/program_corpus.json)")->required();
+  app.add_option("--golden", o.golden, "the golden corpus (tests/golden/program_corpus.json); required unless --compare-template");
   app.add_option("--resnet18", o.resnet18, "ResNet-18 v1 written by bench/gen_resnet18.py")->required();
   app.add_option("--source-dir", o.source_dir, "repository root (models/, hw/configs/, data/)")->required();
   app.add_option("--shared-dir", o.shared_dir, "the staged models (../shared/models); skipped when absent");
@@ -679,6 +1065,13 @@ int run(int argc, char** argv) {
   app.add_flag("--cost-table", o.cost_table, "print every layer's cost-model estimate against its cycles");
   app.add_option("--models", models, "comma-separated model keys to build (default: all)");
   app.add_option("--configs", configs, "comma-separated configurations to build (default: all)");
+  app.add_flag("--compare-template", o.compare_template,
+               "lower every offloaded conv/dense layer with the old path and the topi templates and compare "
+               "(reads and writes no corpus)");
+  app.add_option("--template-candidates", o.template_candidates,
+                 "with --compare-template: points the template search builds (ConvTemplateOptions::max_candidates)")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
+  app.add_option("--json", o.compare_json, "with --compare-template: also write the comparison as JSON here");
   app.add_option("--resnet18-budget", g_budget,
                  "C2..C12 cycle budget on 'default' (tests of the gate only; at most the frozen 7236325)")
       ->check(CLI::Range(uint64_t{0}, kResNet18C2C12Budget));
@@ -690,6 +1083,12 @@ int run(int argc, char** argv) {
       throw CLI::ValidationError("--configs", fmt::format("unknown configuration {} (known: {})", quote(c), fmt::join(kConfigNames, ", ")));
     }
   }
+  if (o.compare_template) {
+    if (o.update) throw CLI::ValidationError("--compare-template", "cannot be combined with --update");
+    return run_compare(o);
+  }
+  if (!o.compare_json.empty()) throw CLI::ValidationError("--json", "needs --compare-template");
+  if (o.golden.empty()) throw CLI::ValidationError("--golden", "is required (unless --compare-template)");
   if (o.update && (!o.only_models.empty() || !o.only_configs.empty())) {
     throw CLI::ValidationError("--update", "writes the whole corpus; it cannot be combined with --models or --configs");
   }

@@ -1,0 +1,414 @@
+#include "compiler/driver/lower_conv_template.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <optional>
+
+#include "compiler/backend/accel/schedule.h"
+#include "compiler/driver/template_search.h"
+#include "compiler/topi/accel/schedule.h"
+#include "isa/verifier.h"
+#include "runtime/qnn.h"
+
+namespace tessel::compiler::driver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+[[noreturn]] void unsupported(const accel::AccelLayer& layer, const std::string& feature, const std::string& detail) {
+  throw TemplateUnsupported(feature,
+                            fmt::format("layer '{}': unsupported by the template: {}: {}", layer.name, feature, detail));
+}
+
+// ---- feature: groups (conv-groups adds grouped/depthwise templates) ----
+
+/// The templates take groups 1 only.
+std::optional<TemplateBlocker> groups_blocker(const accel::AccelLayer& layer) {
+  const runtime::QConv2dParams& p = layer.params;
+  if (p.groups == 1) return std::nullopt;
+  return TemplateBlocker{"groups", fmt::format("groups {} ({}; the conv2d template takes groups 1)", p.groups,
+                                               p.groups == p.ic && p.groups == p.oc ? "depthwise" : "grouped")};
+}
+
+/// OIHW weights (groups 1) packed for the templates: [OCB][ICB][KH][KW][BO][BI] row-major, zero
+/// in the padding lanes. For a dense layer (KH = KW = 1) this is the dense template's
+/// [OCB][KB][BO][BI].
+std::vector<int8_t> pack_weights(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
+  const int64_t bo = g.block_out, bi = g.block_in;
+  std::vector<int8_t> w(static_cast<size_t>(g.ocb * g.icb * g.kh * g.kw * bo * bi), 0);
+  for (int64_t o = 0; o < g.oc; ++o) {
+    for (int64_t c = 0; c < g.ic; ++c) {
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t dst = ((((o / bo) * g.icb + c / bi) * g.kh + ky) * g.kw + kx) * bo * bi + (o % bo) * bi + c % bi;
+          w[static_cast<size_t>(dst)] = layer.weights[static_cast<size_t>(((o * g.ic + c) * g.kh + ky) * g.kw + kx)];
+        }
+      }
+    }
+  }
+  return w;
+}
+
+// ---- feature: bias and input zero point ----
+
+/// What the accumulator of channel o must have added to the GEMM's sum of x * w over every tap
+/// (the padding reading 0) to be runtime/qnn.h's accumulator for a window inside the input:
+/// bias[o] - in_zero_point * (sum of w[o] over every tap), int32 wrapping.
+std::vector<int32_t> channel_addend(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
+  const runtime::QConv2dParams& p = layer.params;
+  const int64_t taps = (g.ic / g.groups) * g.kh * g.kw;
+  std::vector<int32_t> v(static_cast<size_t>(g.oc), 0);
+  for (int64_t o = 0; o < g.oc; ++o) {
+    int32_t wsum = 0;
+    for (int64_t k = 0; k < taps; ++k) wsum = runtime::wrap_add(wsum, layer.weights[static_cast<size_t>(o * taps + k)]);
+    const int32_t bias = layer.bias.empty() ? 0 : layer.bias[static_cast<size_t>(o)];
+    v[static_cast<size_t>(o)] = runtime::wrap_add(bias, runtime::wrap_mul(-p.in_zero_point, wsum));
+  }
+  return v;
+}
+
+/// A non-zero input zero point needs a position-dependent correction for the output windows
+/// that reach into the padding (the padding is the real zero, the GEMM reads 0 there): the
+/// templates have no such operand yet (conv-rq adds it).
+std::optional<TemplateBlocker> zero_point_border_blocker(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
+  if (layer.params.in_zero_point == 0 || !accel::layer_touches_padding(g)) return std::nullopt;
+  return TemplateBlocker{
+      "input zero point at the padding",
+      fmt::format("input zero point {} with output windows reaching into the padding (pads {} {} {} {})",
+                  layer.params.in_zero_point, g.pt, g.pl, g.pb, g.pr)};
+}
+
+// ---- feature: the requantisation ----
+
+/// The chain of runtime/qnn.h resolved per channel (runtime::requant_channel), with `addend`
+/// folded into each channel's acc_offset (x = (gemm + addend) + acc_offset wraps to the same
+/// int32 as gemm + (addend + acc_offset)), as topi::RequantParams: one entry per field when
+/// every channel's chain is the same, else `lanes` entries (OCB * BO: the padding lanes get the
+/// identity chain; their outputs are never read).
+topi::RequantParams requant_params(const accel::AccelLayer& layer, const std::vector<int32_t>& addend, int64_t lanes,
+                                   bool* per_channel) {
+  const runtime::QConv2dParams& p = layer.params;
+  std::vector<runtime::RequantChannel> ch;
+  for (int64_t o = 0; o < p.oc; ++o) {
+    runtime::RequantChannel c = runtime::requant_channel(p.rq, static_cast<size_t>(o));
+    c.acc_offset = runtime::wrap_add(c.acc_offset, addend[static_cast<size_t>(o)]);
+    ch.push_back(c);
+  }
+  auto same = [](const runtime::RequantChannel& a, const runtime::RequantChannel& b) {
+    if (a.acc_offset != b.acc_offset || a.acc_min != b.acc_min || a.acc_max != b.acc_max ||
+        a.multiplier != b.multiplier || a.round != b.round || a.shift != b.shift || a.out_add != b.out_add ||
+        a.n_low != b.n_low) {
+      return false;
+    }
+    for (int32_t j = 0; j < a.n_low; ++j) {
+      if (a.low[j].multiplier != b.low[j].multiplier || a.low[j].round != b.low[j].round ||
+          a.low[j].shift != b.low[j].shift) {
+        return false;
+      }
+    }
+    return true;
+  };
+  bool uniform = true;
+  for (const runtime::RequantChannel& c : ch) uniform = uniform && same(c, ch.front());
+  *per_channel = !uniform;
+  const int64_t n = uniform ? 1 : lanes;
+  const runtime::RequantChannel identity;
+  auto at = [&](int64_t o) -> const runtime::RequantChannel& { return o < p.oc ? ch[static_cast<size_t>(o)] : identity; };
+  topi::RequantParams r;
+  r.acc_offset.clear();
+  r.acc_min.clear();
+  r.acc_max.clear();
+  r.multiplier.clear();
+  r.round.clear();
+  r.shift.clear();
+  r.out_add.clear();
+  const int32_t n_low = ch.front().n_low;
+  r.low.resize(static_cast<size_t>(n_low));
+  for (int64_t o = 0; o < n; ++o) {
+    const runtime::RequantChannel& c = at(o);
+    r.acc_offset.push_back(c.acc_offset);
+    r.acc_min.push_back(c.acc_min);
+    r.acc_max.push_back(c.acc_max);
+    r.multiplier.push_back(c.multiplier);
+    r.round.push_back(c.round);
+    r.shift.push_back(c.shift);
+    r.out_add.push_back(c.out_add);
+    for (int32_t j = 0; j < n_low; ++j) {
+      // a padding lane (identity, no limbs) adds nothing: multiplier 0, round 0, shift 0
+      const runtime::RequantLimb l = j < c.n_low ? c.low[j] : runtime::RequantLimb{};
+      r.low[static_cast<size_t>(j)].multiplier.push_back(l.multiplier);
+      r.low[static_cast<size_t>(j)].round.push_back(l.round);
+      r.low[static_cast<size_t>(j)].shift.push_back(l.shift);
+    }
+  }
+  r.clip_lo = ch.front().clip_lo;
+  r.clip_hi = ch.front().clip_hi;
+  return r;
+}
+
+/// The templates take per-tensor requantisation only (conv-rq adds per-channel constant rows).
+std::optional<TemplateBlocker> per_channel_blocker(const accel::AccelLayer& layer, bool per_channel) {
+  if (!per_channel) return std::nullopt;
+  const runtime::QConv2dParams& p = layer.params;
+  const char* why = p.rq.multiplier.size() > 1 || p.rq.shift.size() > 1 ? "per-channel scales"
+                    : !layer.bias.empty() && std::any_of(layer.bias.begin(), layer.bias.end(),
+                                                         [&](int32_t b) { return b != layer.bias.front(); })
+                        ? "a bias that differs between channels"
+                        : "channel chains that differ (bias, zero-point correction or requantisation fields)";
+  return TemplateBlocker{"per-channel requantisation",
+                         fmt::format("{} output channels with {}; the templates take one chain for all channels",
+                                     p.oc, why)};
+}
+
+/// The conv2d and dense templates take the ALU's 16-bit immediates only (conv-rq adds wide
+/// values as constant acc rows): every value of `rq` that makes an ALU step (topi/qnn.h leaves
+/// out the steps that change nothing: ADD 0, MAX INT32_MIN, MIN INT32_MAX, MUL 1, SHR 0) must
+/// lie in [-32768, 32767]. The first one outside, per channel entry, is named.
+std::optional<TemplateBlocker> wide_immediate_blocker(const topi::RequantParams& rq) {
+  auto check = [](const char* field, const std::vector<int32_t>& v, int32_t identity) -> std::optional<TemplateBlocker> {
+    for (size_t c = 0; c < v.size(); ++c) {
+      if (v[c] != identity && (v[c] < -32768 || v[c] > 32767)) {
+        return TemplateBlocker{"immediate outside 16 bits",
+                               fmt::format("requantisation {}{} is {}, outside the ALU's 16-bit immediate", field,
+                                           v.size() > 1 ? fmt::format("[{}]", c) : std::string(), v[c])};
+      }
+    }
+    return std::nullopt;
+  };
+  for (auto b : {check("acc_offset", rq.acc_offset, 0), check("acc_min", rq.acc_min, INT32_MIN),
+                 check("acc_max", rq.acc_max, INT32_MAX), check("multiplier", rq.multiplier, 1),
+                 check("round", rq.round, 0), check("out_add", rq.out_add, 0)}) {
+    if (b) return b;
+  }
+  for (const topi::RequantLimbParams& l : rq.low) {
+    for (auto b : {check("low multiplier", l.multiplier, 1), check("low round", l.round, 0)}) {
+      if (b) return b;
+    }
+  }
+  return std::nullopt;
+}
+
+void require(const accel::AccelLayer& layer, const std::optional<TemplateBlocker>& b) {
+  if (b) unsupported(layer, b->feature, b->detail);
+}
+
+// ---- the templates' fit checks and the fast model ----
+
+/// The fast model's view of one point (see lower_conv_template.h).
+struct FastModel {
+  accel::ConvGeometry g;
+  isa::HwConfig cfg;
+  bool dense = false;
+  int64_t acc_stages = 1;  ///< acc buffers after alu_in_place: 1 + low limbs
+  int64_t alu_steps = 0;   ///< ALU instructions per tile
+
+  int64_t beats(int64_t bytes) const { return ceil_div(bytes, cfg.bus_bytes()); }
+
+  std::optional<double> operator()(const te::ConfigEntity& pt) const {
+    const int64_t tile_oc = pt.split("tile_oc")[1], tile_ic = pt.split("tile_ic")[1], nthread = pt.knob("oc_nthread");
+    const int64_t oc_outer = pt.split("tile_oc")[0], chunks = pt.split("tile_ic")[0];
+    if (oc_outer % nthread != 0) return std::nullopt;
+    const int64_t lat = cfg.dram_latency;
+    const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
+    double load = 0, compute = 0, store = 0, tiles = 0, bytes = 0;
+    if (dense) {
+      // the templates' row checks (schedule_dense)
+      if (g.nb * tile_ic > cfg.inp_depth() || nthread * tile_oc * tile_ic > cfg.wgt_depth() ||
+          nthread * g.nb * tile_oc * acc_stages > cfg.acc_depth()) {
+        return std::nullopt;
+      }
+      tiles = static_cast<double>(oc_outer);
+      load = static_cast<double>(chunks * (2 * lat + g.nb * beats(tile_ic * ie) + tile_oc * beats(tile_ic * we)));
+      compute = static_cast<double>(chunks * (g.nb * tile_oc * tile_ic + 4 * tile_oc) + g.nb * tile_oc + 4 +
+                                    alu_steps * (g.nb * tile_oc + 4));
+      store = static_cast<double>(lat + g.nb * beats(tile_oc * oe));
+      bytes = static_cast<double>(oc_outer * chunks * (g.nb * tile_ic * ie + tile_oc * tile_ic * we) +
+                                  g.nb * g.ocb * oe);
+    } else {
+      const int64_t tile_h = pt.split("tile_h")[1], tile_w = pt.split("tile_w")[1];
+      const int64_t win_h = (tile_h - 1) * g.sh + g.kh, win_w = (tile_w - 1) * g.sw + g.kw;
+      // the templates' row checks (schedule_conv2d)
+      if (tile_ic * win_h * win_w > cfg.inp_depth() || nthread * tile_oc * tile_ic * g.kh * g.kw > cfg.wgt_depth() ||
+          nthread * tile_oc * tile_h * tile_w * acc_stages > cfg.acc_depth()) {
+        return std::nullopt;
+      }
+      const int64_t rows = std::min(win_h, g.ih), cols = std::min(win_w, g.iw);
+      tiles = static_cast<double>(g.nb * oc_outer * pt.split("tile_h")[0] * pt.split("tile_w")[0]);
+      load = static_cast<double>(chunks * (tile_ic * (lat + rows * beats(cols * ie)) +
+                                           tile_oc * tile_ic * (lat + g.kh * beats(g.kw * we))));
+      const int64_t elems = tile_oc * tile_h * tile_w;
+      compute = static_cast<double>(chunks * (elems * tile_ic * g.kh * g.kw + 4 * tile_oc * tile_ic * g.kh) + elems +
+                                    4 + alu_steps * (elems + 4));
+      store = static_cast<double>(tile_oc * (lat + tile_h * beats(tile_w * oe)));
+      bytes = tiles * static_cast<double>(chunks * (tile_ic * rows * cols * ie + tile_oc * tile_ic * g.kh * g.kw * we) +
+                                          elems * oe);
+    }
+    const double per_tile = nthread > 1 ? std::max(load + store, compute) : load + compute + store;
+    return std::max(tiles * per_tile, bytes / cfg.bus_bytes());
+  }
+};
+
+}  // namespace
+
+std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg) {
+  cfg.validate();
+  const accel::ConvGeometry g = accel::make_geometry(layer.name, layer.params, cfg);
+  std::vector<TemplateBlocker> v;
+  for (const auto& b : {groups_blocker(layer), zero_point_border_blocker(layer, g)}) {
+    if (b) v.push_back(*b);
+  }
+  bool per_channel = false;
+  const topi::RequantParams rq = requant_params(layer, channel_addend(layer, g), g.ocb * g.block_out, &per_channel);
+  for (const auto& b : {per_channel_blocker(layer, per_channel), wide_immediate_blocker(rq)}) {
+    if (b) v.push_back(*b);
+  }
+  return v;
+}
+
+bool is_dense_layer(const accel::AccelLayer& layer) {
+  const runtime::QConv2dParams& p = layer.params;
+  return p.ih == 1 && p.iw == 1 && p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+         p.pad_left == 0 && p.pad_bottom == 0 && p.pad_right == 0;
+}
+
+accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const isa::HwConfig& cfg,
+                                          const ConvTemplateOptions& opts) {
+  cfg.validate();
+  if (opts.max_candidates < 1) throw_user_error("layer '{}': max_candidates must be at least 1, got 0", layer.name);
+  const runtime::QConv2dParams& p = layer.params;
+  const accel::ConvGeometry g = accel::make_geometry(layer.name, p, cfg);
+  const size_t want_w = static_cast<size_t>(g.oc * (g.ic / g.groups) * g.kh * g.kw);
+  if (layer.weights.size() != want_w) {
+    throw_user_error("layer '{}': weights hold {} values, expected oc*ic/groups*kh*kw = {}", layer.name,
+                     layer.weights.size(), want_w);
+  }
+  if (!layer.bias.empty() && layer.bias.size() != static_cast<size_t>(g.oc)) {
+    throw_user_error("layer '{}': bias holds {} values, expected oc = {} (or none)", layer.name, layer.bias.size(),
+                     g.oc);
+  }
+  const auto t_schedule = Clock::now();
+  // ---- conversion, one step per feature ----
+  require(layer, groups_blocker(layer));
+  require(layer, zero_point_border_blocker(layer, g));
+  bool per_channel = false;
+  const topi::RequantParams rq = requant_params(layer, channel_addend(layer, g), g.ocb * g.block_out, &per_channel);
+  require(layer, per_channel_blocker(layer, per_channel));
+  require(layer, wide_immediate_blocker(rq));
+  const std::vector<int8_t> wpacked = pack_weights(layer, g);
+
+  // ---- the template's operator ----
+  const bool dense = is_dense_layer(layer);
+  const int64_t B = cfg.batch(), BI = cfg.block_in(), BO = cfg.block_out();
+  auto shape = [](std::initializer_list<int64_t> v) {
+    std::vector<tir::Expr> s;
+    for (int64_t d : v) s.emplace_back(d);
+    return s;
+  };
+  topi::accel::Conv2dLayer conv;
+  topi::accel::DenseLayer fc;
+  te::ConfigSpace space;
+  if (dense) {
+    fc.x = te::placeholder(shape({g.nb, g.icb, B, BI}), tir::DataType::int8(), "x");
+    fc.w = te::placeholder(shape({g.ocb, g.icb, BO, BI}), tir::DataType::int8(), "w");
+    fc.rq = rq;
+    topi::accel::dense_config_space(fc, space);
+  } else {
+    conv.x = te::placeholder(shape({g.nb, g.icb, g.ih, g.iw, B, BI}), tir::DataType::int8(), "x");
+    conv.w = te::placeholder(shape({g.ocb, g.icb, g.kh, g.kw, BO, BI}), tir::DataType::int8(), "w");
+    conv.attrs.stride_h = g.sh;
+    conv.attrs.stride_w = g.sw;
+    conv.attrs.pad_top = g.pt;
+    conv.attrs.pad_left = g.pl;
+    conv.attrs.pad_bottom = g.pb;
+    conv.attrs.pad_right = g.pr;
+    conv.attrs.groups = 1;
+    conv.rq = rq;
+    topi::accel::conv2d_config_space(conv, space);
+  }
+  const std::string what = fmt::format("layer '{}'", layer.name);
+  TemplateBuilder builder;
+  builder.schedule = [&](const te::ConfigEntity& pt) {
+    return dense ? topi::accel::schedule_dense(fc, cfg, pt) : topi::accel::schedule_conv2d(conv, cfg, pt);
+  };
+  builder.segments = [&](const topi::accel::ScheduledOp& op) {
+    std::vector<accel_tir::SegmentSpec> segs = {
+        {"x", "inp", isa::SegmentKind::kInput, 0, isa::MemType::kInp},
+        {op.out.name(), "out", isa::SegmentKind::kOutput, 0, isa::MemType::kOut},
+        {"w", "wgt", isa::SegmentKind::kConst, 0, isa::MemType::kWgt},
+    };
+    uint64_t off = 0;
+    for (const topi::ChannelConstant& c : op.constants) {
+      segs.push_back({c.tensor.name(), "acc_const", isa::SegmentKind::kConst, off, isa::MemType::kAcc});
+      off += ceil_div(static_cast<int64_t>(c.values.size() * 4), cfg.acc_elem_bytes()) * cfg.acc_elem_bytes();
+    }
+    return segs;
+  };
+  builder.fill = [&](const topi::accel::ScheduledOp& op, isa::Program& prog) {
+    const isa::Segment& sw = prog.segment("wgt");
+    TESSEL_CHECK(sw.size_bytes >= wpacked.size(), "layer '{}': wgt segment of {} bytes for {} bytes of packed weights",
+                 layer.name, sw.size_bytes, wpacked.size());
+    std::copy(wpacked.begin(), wpacked.end(), prog.image.begin() + static_cast<std::ptrdiff_t>(sw.offset_bytes));
+    if (op.constants.empty()) return;
+    uint64_t off = prog.segment("acc_const").offset_bytes;
+    for (const topi::ChannelConstant& c : op.constants) {
+      for (size_t i = 0; i < c.values.size(); ++i) {
+        const uint32_t u = static_cast<uint32_t>(c.values[i]);
+        for (int byte = 0; byte < 4; ++byte) prog.image[off + i * 4 + byte] = static_cast<uint8_t>(u >> (8 * byte));
+      }
+      off += ceil_div(static_cast<int64_t>(c.values.size() * 4), cfg.acc_elem_bytes()) * cfg.acc_elem_bytes();
+    }
+  };
+  FastModel model;
+  model.g = g;
+  model.cfg = cfg;
+  model.dense = dense;
+  model.acc_stages = 1 + static_cast<int64_t>(rq.low.size());
+  {
+    // the ALU steps of the chain (the same for every point)
+    const te::Tensor acc = dense ? topi::dense_packed(fc.x, fc.w, "dense") : topi::conv2d_nchwnc(conv.x, conv.w, conv.attrs, "conv2d");
+    model.alu_steps = static_cast<int64_t>(topi::requantize(acc, rq, true, "requant").steps.size());
+  }
+  TemplateSearchOptions so;
+  so.fast_cost = model;
+  so.max_candidates = opts.max_candidates;
+  so.pass_errors_are_bugs = false;
+  TemplateSearchFailure failure;
+  std::optional<TemplateChoice> best;
+  try {
+    best = search_template(what, layer.name, space, cfg, builder, so, opts.dump_ir_after, &failure);
+  } catch (const TemplateRefusal& e) {
+    unsupported(layer, "template refusal", e.what());
+  }
+  if (!best) {
+    throw_user_error("layer '{}' cannot be lowered through the {} template: none of its {} points ({} fit the "
+                     "scratchpads, {} built) fits and runs{}",
+                     layer.name, dense ? "dense" : "conv2d", failure.points, failure.screened, failure.built,
+                     failure.first_reason.empty() ? std::string() : fmt::format(" ({})", failure.first_reason));
+  }
+  accel::LoweredLayer out;
+  out.pass_ms.emplace_back("schedule", ms_since(t_schedule));
+  for (const auto& [pass, ms] : best->report.pass_ms) out.pass_ms.emplace_back(pass, ms);
+  const auto t_verify = Clock::now();
+  isa::verify(best->program);
+  out.pass_ms.emplace_back("verify", ms_since(t_verify));
+  out.ir_dump = best->ir_dump;
+  out.est_cycles = static_cast<int64_t>(best->cycles);
+  out.macs = p.macs();
+  out.ideal_gemm_uops = g.nb * g.ocb * ceil_div(g.ic / g.groups, g.block_in) * g.kh * g.kw * g.oh * g.ow;
+  out.schedule = fmt::format("{} template {} ({} points, {} fit, {} built)", dense ? "dense" : "conv2d",
+                             describe_point(space, best->point), best->points, best->screened, best->built);
+  out.zero_point_init = accel::ZeroPointInit::kBorderTiles;
+  out.program = std::move(best->program);
+  return out;
+}
+
+}  // namespace tessel::compiler::driver

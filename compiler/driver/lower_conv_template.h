@@ -1,0 +1,103 @@
+// Lowering of an offloaded conv2d/dense layer (accel::AccelLayer, runtime/qnn.h semantics) to a
+// verified accelerator Program through the tensor-expression path: the topi templates
+// (compiler/topi/accel/schedule.h schedule_conv2d, schedule_dense) -> topi::accel::
+// lower_template -> compiler/backend/accel/tir build_accel_program, searched by the stream cost
+// model (template_search.h). A drop-in for accel::lower_conv2d (compiler/backend/accel/
+// lower_conv2d.h): the same Program interface, so the graph executor binds either the same way.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/backend/accel/lower_conv2d.h"
+#include "isa/config.h"
+#include "support/error.h"
+
+namespace tessel::compiler::driver {
+
+/// A layer the templates cannot take (yet): what() is "layer '<name>': unsupported by the
+/// template: <feature>: <detail>", feature() the feature alone (a fixed phrase, for counting
+/// reasons: "groups", "input zero point at the padding", "per-channel requantisation",
+/// "immediate outside 16 bits" (conv_template_blockers), or "template refusal" for a check of
+/// the template's own, whose message is the detail).
+class TemplateUnsupported : public UserError {
+ public:
+  TemplateUnsupported(std::string feature, const std::string& what)
+      : UserError(what), feature_(std::move(feature)) {}
+  const std::string& feature() const { return feature_; }
+
+ private:
+  std::string feature_;
+};
+
+/// One feature of a layer that the templates lack: TemplateUnsupported's feature and detail.
+struct TemplateBlocker {
+  std::string feature, detail;
+};
+
+/// Every feature of `layer` that keeps lower_conv2d_template from lowering it, in the order the
+/// conversion checks them: "groups", "input zero point at the padding", "per-channel
+/// requantisation", "immediate outside 16 bits" (the last judged on the chain as converted, per
+/// channel when it differs between channels); empty when the conversion takes the layer (the
+/// template's own checks and the search may still refuse it). UserError as
+/// accel::make_geometry for invalid parameters; weights and bias must have their sizes.
+std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg);
+
+/// Options of lower_conv2d_template.
+struct ConvTemplateOptions {
+  /// The points of the template's config space built and timed by the stream cost model, the
+  /// cheapest first by the search's fast model (see lower_conv2d_template); >= 1.
+  size_t max_candidates = 8;
+  /// "all", "input" or a name of accel_tir::pass_names(): that TIR of the chosen point is
+  /// appended to LoweredLayer::ir_dump ("; after <pass>" headers); other names dump nothing.
+  std::string dump_ir_after;
+};
+
+/// Lowers `layer` for `cfg` through the conv2d template, or the dense template for a dense
+/// layer (AccelLayer's form of dense: a 1x1 conv, stride 1, no padding, on [N, K, 1, 1]).
+///
+/// The Program: segments "inp" (kInput: the layer input in NCHWnc int8, n = BATCH, c =
+/// BLOCK_IN, N and C zero-padded to the blocks: the template's x), "out" (kOutput: NCHWnc int8,
+/// c = BLOCK_OUT), "wgt" (kConst: the weights packed [OC/BO][IC/BI][KH][KW][BO][BI], zero in the
+/// padding lanes: one WGT element per [BO][BI] block), "acc_const" (kConst, only when the
+/// template instance has constant operands: each int32 row-major, one after another), then "uop";
+/// as accel::lower_conv2d's, so accel::LoweredLayer is interchangeable. macs and ideal_gemm_uops
+/// as lower_conv2d's; est_cycles = accel::estimate_cycles of the Program (exact against the
+/// cycle model); schedule "conv2d template tile_oc=2 tile_h=14 tile_w=14 tile_ic=4
+/// oc_nthread=2 (1152 points, 380 fit, 8 built)"; pass_ms "schedule" (the search), the chosen
+/// point's build passes, "verify"; zero_point_init kBorderTiles.
+///
+/// Conversion (one step per feature, lower_conv_template.cc): the OIHW weights packed as above;
+/// the requantisation resolved per channel (runtime::requant_channel) with the layer's bias and
+/// the input zero point's interior correction (bias[o] - zx * sum of w[o] over all taps: exact
+/// for windows inside the input, in 32-bit wrapping arithmetic as the ALU's ADD) folded into the
+/// acc_offset of each channel; one entry per field when every channel's chain is the same
+/// (per-tensor), else one per output channel.
+///
+/// Search: the points of conv2d_config_space (dense_config_space) whose tiles fit the
+/// scratchpads (the template's row checks, without building) are ranked by a fast analytic
+/// model of the template's stream (per tile and input-channel chunk: one LOAD INP per input
+/// block of the window, DRAM_LATENCY + beats of its real rows; one LOAD WGT per weight block
+/// pair; GEMM uops one per cycle plus 4 per instruction; the ALU steps; one STORE per output
+/// block; with oc_nthread 2 load and compute overlap: a tile costs the larger of them plus its
+/// store, else their sum; at least the total DRAM beats); the best max_candidates that run under
+/// cfg's queue depths are built and the stream cost model picks (search_template).
+///
+/// Throws TemplateUnsupported (a UserError naming the layer) for groups other than 1, for
+/// channels whose chains differ (per-channel requantisation, bias or zero-point correction), for
+/// a non-zero input zero point when some output window reaches into the padding, for a value of
+/// the chain outside the ALU's 16-bit immediate (all: conv_template_blockers, the first one
+/// found is thrown), and with the template's own message when it refuses the layer; a
+/// UserError naming the layer for weights or bias of the wrong size (as lower_conv2d), invalid
+/// parameters (accel::make_geometry's checks) and when no candidate fits and runs (with the
+/// first reason); InternalError for a stream that fails the verifier other than by deadlock.
+/// Deterministic: the same inputs give a byte-identical Program.
+accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const isa::HwConfig& cfg,
+                                          const ConvTemplateOptions& opts = {});
+
+/// Whether lower_conv2d_template takes `layer` as a dense layer (schedule_dense).
+bool is_dense_layer(const accel::AccelLayer& layer);
+
+}  // namespace tessel::compiler::driver

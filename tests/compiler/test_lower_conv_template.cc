@@ -1,0 +1,255 @@
+// The conv2d/dense lowering through the topi templates (compiler/driver/lower_conv_template.h)
+// against the old accelerator path (accel::lower_conv2d): layers the templates take today
+// (groups 1, one requantisation chain for all channels, no input zero point at the padding:
+// 1x1 and 3x3, stride 1 and 2, padding, channels that do not fill the blocks, dense, batch 2)
+// lowered both ways on three configurations, both Programs run on fsim and on the cycle model
+// with the same random input, outputs byte-identical to each other and to runtime::
+// qconv2d_reference; each Program's cycle-model cycles equal its est_cycles (the stream cost
+// model) and are printed side by side; the Program interface (segments) is the old one's;
+// determinism; the named errors of the features the templates lack.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "compiler/backend/accel/lower_conv2d.h"
+#include "compiler/driver/lower_conv_template.h"
+#include "isa/config.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/device.h"
+#include "runtime/qnn.h"
+#include "support/error.h"
+#include "tests/accel/accel_test_util.h"
+
+namespace tessel::compiler::driver {
+namespace {
+
+using accel::testing::LayerSpec;
+
+struct RunOut {
+  std::vector<int8_t> y;  ///< NCHW
+  uint64_t cycles = 0;
+};
+
+/// Runs `prog` (segments "inp", "out") on device `kind` with the NCHW input `in`.
+RunOut run_on(const std::string& kind, const isa::Program& prog, const runtime::QConv2dParams& p,
+              const std::vector<int8_t>& in) {
+  const isa::HwConfig& cfg = prog.config;
+  const int64_t bn = cfg.batch(), bi = cfg.block_in(), bo = cfg.block_out();
+  std::vector<int8_t> packed(static_cast<size_t>((p.n + bn - 1) / bn * bn * ((p.ic + bi - 1) / bi * bi) * p.ih * p.iw));
+  runtime::cpu::pack_nchwnc(in.data(), p.n, p.ic, p.ih, p.iw, bn, bi, packed.data());
+  auto dev = runtime::Device::create(kind, cfg, runtime::dram_bytes_for({prog}));
+  const runtime::LoadedProgram lp = dev->load(prog);
+  EXPECT_GE(prog.segment("inp").size_bytes, packed.size());
+  dev->copy_to_device(lp.segment_addr(prog, "inp"), packed.data(), packed.size());
+  dev->submit(lp);
+  RunOut out;
+  out.cycles = dev->wait().cycles;
+  std::vector<int8_t> raw(static_cast<size_t>((p.n + bn - 1) / bn * bn * ((p.oc + bo - 1) / bo * bo) * p.oh() * p.ow()));
+  EXPECT_GE(prog.segment("out").size_bytes, raw.size());
+  dev->copy_from_device(raw.data(), lp.segment_addr(prog, "out"), raw.size());
+  dev->unload(lp);
+  out.y.resize(static_cast<size_t>(p.n * p.oc * p.oh() * p.ow()));
+  runtime::cpu::unpack_nchwnc(raw.data(), p.n, p.oc, p.oh(), p.ow(), bn, bo, out.y.data());
+  return out;
+}
+
+isa::HwConfig config(const std::string& name) {
+  return isa::HwConfig::from_file(std::string(TESSEL_SOURCE_DIR) + "/hw/configs/" + name + ".json");
+}
+
+std::vector<std::string> segment_names(const isa::Program& p) {
+  std::vector<std::string> v;
+  for (const isa::Segment& s : p.segments) v.push_back(s.name);
+  return v;
+}
+
+/// `l` with a per-tensor requantisation whose every immediate fits the ALU's 16 bits (shift at
+/// most 15, so the rounding term 2^(shift-1) does too), scaled so the outputs spread over the
+/// int8 range (the accumulators of make_layer have a standard deviation of about
+/// sqrt(taps) * 74^2); `relu` clips at the output zero point -20.
+accel::AccelLayer with_imm16_requant(accel::AccelLayer l, bool relu) {
+  const runtime::QConv2dParams& p = l.params;
+  const double acc_std = std::sqrt(static_cast<double>(p.ic / p.groups * p.kh * p.kw)) * 74.0 * 74.0;
+  runtime::Requant rq;
+  rq.shift = {15};
+  rq.multiplier = {std::max(1, static_cast<int>(std::lround(48.0 / acc_std * 32768.0)))};
+  rq.out_zero_point = relu ? -20 : 3;
+  if (relu) rq.clip_lo = -20;
+  l.params.rq = rq;
+  return l;
+}
+
+/// The layers the templates take today.
+std::vector<LayerSpec> supported_specs(const isa::HwConfig& cfg) {
+  const int64_t n = cfg.batch() == 2 ? 2 : 1;
+  std::vector<LayerSpec> v;
+  auto add = [&](LayerSpec s) {
+    s.n = n;
+    s.zero_bias = true;
+    v.push_back(s);
+  };
+  // name, n, ic, ih, iw, oc, kh, kw, stride, stride_h, pt, pl, pb, pr, groups, zx, rq, seed
+  add({"conv3x3_s1_pad", 1, 32, 14, 14, 32, 3, 3, 1, 0, 1, 1, 1, 1, 1, 0, LayerSpec::Rq::kPerTensor, 11});
+  add({"conv3x3_s2_pad", 1, 16, 15, 13, 48, 3, 3, 2, 0, 1, 1, 1, 1, 1, 0, LayerSpec::Rq::kRelu, 12});
+  add({"conv1x1_s1", 1, 64, 7, 7, 32, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, LayerSpec::Rq::kPow2, 13});
+  add({"conv1x1_s2", 1, 32, 8, 8, 64, 1, 1, 2, 0, 0, 0, 0, 0, 1, 0, LayerSpec::Rq::kPerTensor, 14});
+  add({"conv3x3_odd_channels", 1, 24, 9, 9, 40, 3, 3, 1, 0, 1, 0, 2, 1, 1, 0, LayerSpec::Rq::kRelu, 15});
+  add({"conv5x5_s1_nopad", 1, 16, 12, 12, 16, 5, 5, 1, 0, 0, 0, 0, 0, 1, 0, LayerSpec::Rq::kPerTensor, 16});
+  add({"dense", 1, 256, 1, 1, 80, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, LayerSpec::Rq::kPerTensor, 17});
+  add({"dense_odd", 1, 100, 1, 1, 10, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, LayerSpec::Rq::kRelu, 18});
+  return v;
+}
+
+TEST(LowerConvTemplate, BitExactWithTheOldPathOnFsimAndTheCycleModel) {
+  int ran = 0;
+  for (const std::string& cname : {"default", "1x8x8", "batch2"}) {
+    const isa::HwConfig cfg = config(cname);
+    for (const LayerSpec& s : supported_specs(cfg)) {
+      const std::string what = cname + "/" + s.name;
+      const accel::AccelLayer layer = with_imm16_requant(accel::testing::make_layer(s), s.rq == LayerSpec::Rq::kRelu);
+      const accel::LoweredLayer old_low = accel::lower_conv2d(layer, cfg);
+      accel::LoweredLayer tmpl;
+      try {
+        tmpl = lower_conv2d_template(layer, cfg);
+      } catch (const Error& e) {
+        ADD_FAILURE() << what << ": " << e.what();
+        continue;
+      }
+      // the same Program interface: inp, out, wgt first; the same MAC counts
+      const std::vector<std::string> segs = segment_names(tmpl.program);
+      ASSERT_GE(segs.size(), 4u) << what;
+      EXPECT_EQ(std::vector<std::string>(segs.begin(), segs.begin() + 3),
+                (std::vector<std::string>{"inp", "out", "wgt"}))
+          << what;
+      EXPECT_EQ(segs.back(), "uop") << what;
+      EXPECT_EQ(tmpl.program.segment("inp").size_bytes, old_low.program.segment("inp").size_bytes) << what;
+      EXPECT_EQ(tmpl.program.segment("out").size_bytes, old_low.program.segment("out").size_bytes) << what;
+      EXPECT_EQ(tmpl.macs, old_low.macs) << what;
+      EXPECT_EQ(tmpl.ideal_gemm_uops, old_low.ideal_gemm_uops) << what;
+      EXPECT_EQ(tmpl.schedule.rfind(is_dense_layer(layer) ? "dense template " : "conv2d template ", 0), 0u)
+          << what << ": " << tmpl.schedule;
+      const std::vector<int8_t> in = accel::testing::make_input(layer.params, s.seed);
+      const std::vector<int8_t> want = accel::testing::reference(layer, in);
+      uint64_t cycles_old = 0, cycles_new = 0;
+      for (const std::string kind : {"fsim", "cycle"}) {
+        const RunOut a = run_on(kind, old_low.program, layer.params, in);
+        const RunOut b = run_on(kind, tmpl.program, layer.params, in);
+        EXPECT_EQ(a.y, want) << what << " old path on " << kind;
+        EXPECT_EQ(b.y, a.y) << what << " template on " << kind << " (" << tmpl.schedule << ")";
+        if (kind == "cycle") {
+          cycles_old = a.cycles;
+          cycles_new = b.cycles;
+          EXPECT_EQ(static_cast<int64_t>(a.cycles), old_low.est_cycles) << what;
+          EXPECT_EQ(static_cast<int64_t>(b.cycles), tmpl.est_cycles) << what;
+        }
+      }
+      EXPECT_GT(cycles_old, 0u) << what;
+      EXPECT_GT(cycles_new, 0u) << what;
+      std::printf("[ conv template ] %-28s old %9llu cycles, template %9llu cycles (%s)\n", what.c_str(),
+                  static_cast<unsigned long long>(cycles_old), static_cast<unsigned long long>(cycles_new),
+                  tmpl.schedule.c_str());
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 24);
+}
+
+TEST(LowerConvTemplate, DeterministicAndUniformBiasFolded) {
+  const isa::HwConfig cfg = config("default");
+  LayerSpec s{"uniform_bias", 1, 16, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 1, 0, LayerSpec::Rq::kPerTensor, 21};
+  s.zero_bias = true;
+  accel::AccelLayer layer = with_imm16_requant(accel::testing::make_layer(s), false);
+  // one bias for every channel is one acc_offset for every chain: still per-tensor
+  for (int32_t& b : layer.bias) b = 1234;
+  const accel::LoweredLayer a = lower_conv2d_template(layer, cfg);
+  const accel::LoweredLayer b = lower_conv2d_template(layer, cfg);
+  EXPECT_EQ(a.program.serialize(), b.program.serialize());
+  EXPECT_EQ(a.est_cycles, b.est_cycles);
+  const std::vector<int8_t> in = accel::testing::make_input(layer.params, 3);
+  EXPECT_EQ(run_on("fsim", a.program, layer.params, in).y, accel::testing::reference(layer, in));
+  // a dump of the chosen point's TIR
+  ConvTemplateOptions o;
+  o.dump_ir_after = "inject_alu";
+  const accel::LoweredLayer d = lower_conv2d_template(layer, cfg, o);
+  EXPECT_EQ(d.program.serialize(), a.program.serialize());
+  EXPECT_NE(d.ir_dump.find("; after inject_alu"), std::string::npos) << d.ir_dump.substr(0, 200);
+}
+
+/// The feature named by the TemplateUnsupported that lowering `s` throws ("" if none).
+std::string unsupported_feature(const LayerSpec& s, std::string* message = nullptr) {
+  try {
+    (void)lower_conv2d_template(accel::testing::make_layer(s), config("default"));
+  } catch (const TemplateUnsupported& e) {
+    if (message) *message = e.what();
+    return e.feature();
+  }
+  return "";
+}
+
+TEST(LowerConvTemplate, UnsupportedFeaturesAreNamed) {
+  std::string msg;
+  LayerSpec pc{"per_channel", 1, 16, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 1, 0, LayerSpec::Rq::kPerChannel, 31};
+  pc.zero_bias = true;
+  EXPECT_EQ(unsupported_feature(pc, &msg), "per-channel requantisation");
+  EXPECT_NE(msg.find("layer 'per_channel': unsupported by the template: per-channel requantisation: 32 output "
+                     "channels with per-channel scales"),
+            std::string::npos)
+      << msg;
+  LayerSpec bias = pc;
+  bias.name = "bias";
+  bias.rq = LayerSpec::Rq::kPerTensor;
+  bias.zero_bias = false;
+  EXPECT_EQ(unsupported_feature(bias, &msg), "per-channel requantisation");
+  EXPECT_NE(msg.find("a bias that differs between channels"), std::string::npos) << msg;
+  LayerSpec dw{"depthwise", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 32, 0, LayerSpec::Rq::kPerTensor, 32};
+  dw.zero_bias = true;
+  EXPECT_EQ(unsupported_feature(dw, &msg), "groups");
+  EXPECT_NE(msg.find("layer 'depthwise': unsupported by the template: groups: groups 32 (depthwise"),
+            std::string::npos)
+      << msg;
+  LayerSpec zp{"zero_point", 1, 16, 6, 6, 16, 3, 3, 1, 0, 1, 1, 1, 1, 1, 5, LayerSpec::Rq::kPerTensor, 33};
+  zp.zero_bias = true;
+  EXPECT_EQ(unsupported_feature(zp, &msg), "input zero point at the padding");
+  EXPECT_NE(msg.find("input zero point 5 with output windows reaching into the padding"), std::string::npos) << msg;
+  // the template's own check: an acc_offset beyond the ALU's 16-bit immediate
+  LayerSpec wide{"wide", 1, 16, 6, 6, 16, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, LayerSpec::Rq::kWideConstants, 34};
+  accel::AccelLayer wl = accel::testing::make_layer(wide);
+  for (int32_t& b : wl.bias) b = 0;
+  try {
+    (void)lower_conv2d_template(wl, config("default"));
+    ADD_FAILURE() << "a wide immediate lowered";
+  } catch (const TemplateUnsupported& e) {
+    EXPECT_EQ(e.feature(), "immediate outside 16 bits");
+    EXPECT_NE(std::string(e.what()).find("layer 'wide': unsupported by the template: immediate outside 16 bits: "
+                                         "requantisation acc_offset is "),
+              std::string::npos)
+        << e.what();
+  }
+  // every blocker of a layer, in the conversion's order
+  LayerSpec many{"many", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 2, 7, LayerSpec::Rq::kPerChannel, 35};
+  std::vector<std::string> features;
+  for (const TemplateBlocker& b : conv_template_blockers(accel::testing::make_layer(many), config("default"))) {
+    features.push_back(b.feature);
+  }
+  EXPECT_EQ(features, (std::vector<std::string>{"groups", "input zero point at the padding",
+                                                "per-channel requantisation", "immediate outside 16 bits"}));
+  // the input zero point's interior correction -zx * sum(w[o]) differs between channels
+  const std::vector<TemplateBlocker> zb =
+      conv_template_blockers(with_imm16_requant(accel::testing::make_layer(zp), false), config("default"));
+  ASSERT_GE(zb.size(), 2u);
+  EXPECT_EQ(zb[0].feature, "input zero point at the padding");
+  EXPECT_EQ(zb[1].feature, "per-channel requantisation");
+  EXPECT_NE(zb[1].detail.find("channel chains that differ"), std::string::npos) << zb[1].detail;
+  // supported layers have none
+  EXPECT_TRUE(conv_template_blockers(with_imm16_requant(accel::testing::make_layer(supported_specs(config("default"))[0]),
+                                                        false),
+                                     config("default"))
+                  .empty());
+}
+
+}  // namespace
+}  // namespace tessel::compiler::driver
