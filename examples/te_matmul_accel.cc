@@ -128,7 +128,7 @@ topi::accel::ScheduledOp matmul_schedule(const isa::HwConfig& hw) {
     st.compute_at(sa, ko_o);
     st.pragma(st->leaf_iter_vars.front(), "dma_copy");
   }
-  return {s, {a, w, c}, c};
+  return {s, {a, w, c}, c, {}};  // no per-channel constants
 }
 
 /// The plain loop: C from row-major A (M x K) and B (K x N).

@@ -76,7 +76,9 @@ TEST(Pipeline, RegistryLevelsInOrder) {
     if (p.level == "tir") tir_names.push_back(p.name);
     if (p.level == "backend") backend_names.push_back(p.name);
     for (const PassInfo& q : list) {
-      if (&p != &q) EXPECT_FALSE(p.name == q.name && p.level == q.level) << p.level << " " << p.name;
+      if (&p != &q) {
+        EXPECT_FALSE(p.name == q.name && p.level == q.level) << p.level << " " << p.name;
+      }
     }
   }
   EXPECT_EQ(tir_names, accel_tir::tir_pipeline(isa::HwConfig{}).names());
@@ -86,8 +88,12 @@ TEST(Pipeline, RegistryLevelsInOrder) {
   const std::vector<std::string> names = pass_names();
   for (size_t k = 0; k < names.size(); ++k)
     for (size_t j = 0; j < k; ++j) EXPECT_NE(names[j], names[k]);
-  // inject_dma_copy, tensorize_gemm, inject_virtual_threads and fold_uop_loops at tir and loop-ir
-  EXPECT_EQ(names.size() + 4, list.size());
+  // The plain names (inject_dma_copy, tensorize_gemm, inject_virtual_threads and fold_uop_loops
+  // are at tir and loop-ir, so 4 fewer than passes), then every pass as "level:name".
+  ASSERT_EQ(names.size(), 2 * list.size() - 4);
+  for (size_t k = 0; k < list.size(); ++k)
+    EXPECT_EQ(names[list.size() - 4 + k], list[k].level + ":" + list[k].name);
+  EXPECT_EQ(names[list.size() - 4], "graph:" + list.front().name);
 }
 
 // The per-kernel helpers of the driver: which dump a kernel's backend gets, timings summed per
