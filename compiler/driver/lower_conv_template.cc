@@ -58,49 +58,19 @@ std::vector<int8_t> pack_weights(const accel::AccelLayer& layer, const accel::Co
   return w;
 }
 
-// ---- feature: bias and input zero point ----
-
-/// What the accumulator of channel o must have added to the GEMM's sum of x * w over every tap
-/// (the padding reading 0) to be runtime/qnn.h's accumulator for a window inside the input:
-/// bias[o] - in_zero_point * (sum of w[o] over every tap), int32 wrapping.
-std::vector<int32_t> channel_addend(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
-  const runtime::QConv2dParams& p = layer.params;
-  const int64_t taps = (g.ic / g.groups) * g.kh * g.kw;
-  std::vector<int32_t> v(static_cast<size_t>(g.oc), 0);
-  for (int64_t o = 0; o < g.oc; ++o) {
-    int32_t wsum = 0;
-    for (int64_t k = 0; k < taps; ++k) wsum = runtime::wrap_add(wsum, layer.weights[static_cast<size_t>(o * taps + k)]);
-    const int32_t bias = layer.bias.empty() ? 0 : layer.bias[static_cast<size_t>(o)];
-    v[static_cast<size_t>(o)] = runtime::wrap_add(bias, runtime::wrap_mul(-p.in_zero_point, wsum));
-  }
-  return v;
-}
-
-/// A non-zero input zero point needs a position-dependent correction for the output windows
-/// that reach into the padding (the padding is the real zero, the GEMM reads 0 there): the
-/// templates have no such operand yet (conv-rq adds it).
-std::optional<TemplateBlocker> zero_point_border_blocker(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
-  if (layer.params.in_zero_point == 0 || !accel::layer_touches_padding(g)) return std::nullopt;
-  return TemplateBlocker{
-      "input zero point at the padding",
-      fmt::format("input zero point {} with output windows reaching into the padding (pads {} {} {} {})",
-                  layer.params.in_zero_point, g.pt, g.pl, g.pb, g.pr)};
-}
-
 // ---- feature: the requantisation ----
 
-/// The chain of runtime/qnn.h resolved per channel (runtime::requant_channel), with `addend`
-/// folded into each channel's acc_offset (x = (gemm + addend) + acc_offset wraps to the same
-/// int32 as gemm + (addend + acc_offset)), as topi::RequantParams: one entry per field when
+/// The chain of runtime/qnn.h resolved per channel (runtime::requant_channel), as
+/// topi::RequantParams (the bias and the input zero point are the template's: topi::accel::
+/// Conv2dLayer::bias, x_zero_point): one entry per field when
 /// every channel's chain is the same, else `lanes` entries (OCB * BO: the padding lanes get the
 /// identity chain; their outputs are never read).
-topi::RequantParams requant_params(const accel::AccelLayer& layer, const std::vector<int32_t>& addend, int64_t lanes,
+topi::RequantParams requant_params(const accel::AccelLayer& layer, int64_t lanes,
                                    bool* per_channel) {
   const runtime::QConv2dParams& p = layer.params;
   std::vector<runtime::RequantChannel> ch;
   for (int64_t o = 0; o < p.oc; ++o) {
     runtime::RequantChannel c = runtime::requant_channel(p.rq, static_cast<size_t>(o));
-    c.acc_offset = runtime::wrap_add(c.acc_offset, addend[static_cast<size_t>(o)]);
     ch.push_back(c);
   }
   auto same = [](const runtime::RequantChannel& a, const runtime::RequantChannel& b) {
@@ -153,48 +123,6 @@ topi::RequantParams requant_params(const accel::AccelLayer& layer, const std::ve
   r.clip_lo = ch.front().clip_lo;
   r.clip_hi = ch.front().clip_hi;
   return r;
-}
-
-/// The templates take per-tensor requantisation only (conv-rq adds per-channel constant rows).
-std::optional<TemplateBlocker> per_channel_blocker(const accel::AccelLayer& layer, bool per_channel) {
-  if (!per_channel) return std::nullopt;
-  const runtime::QConv2dParams& p = layer.params;
-  const char* why = p.rq.multiplier.size() > 1 || p.rq.shift.size() > 1 ? "per-channel scales"
-                    : !layer.bias.empty() && std::any_of(layer.bias.begin(), layer.bias.end(),
-                                                         [&](int32_t b) { return b != layer.bias.front(); })
-                        ? "a bias that differs between channels"
-                        : "channel chains that differ (bias, zero-point correction or requantisation fields)";
-  return TemplateBlocker{"per-channel requantisation",
-                         fmt::format("{} output channels with {}; the templates take one chain for all channels",
-                                     p.oc, why)};
-}
-
-/// The conv2d and dense templates take the ALU's 16-bit immediates only (conv-rq adds wide
-/// values as constant acc rows): every value of `rq` that makes an ALU step (topi/qnn.h leaves
-/// out the steps that change nothing: ADD 0, MAX INT32_MIN, MIN INT32_MAX, MUL 1, SHR 0) must
-/// lie in [-32768, 32767]. The first one outside, per channel entry, is named.
-std::optional<TemplateBlocker> wide_immediate_blocker(const topi::RequantParams& rq) {
-  auto check = [](const char* field, const std::vector<int32_t>& v, int32_t identity) -> std::optional<TemplateBlocker> {
-    for (size_t c = 0; c < v.size(); ++c) {
-      if (v[c] != identity && (v[c] < -32768 || v[c] > 32767)) {
-        return TemplateBlocker{"immediate outside 16 bits",
-                               fmt::format("requantisation {}{} is {}, outside the ALU's 16-bit immediate", field,
-                                           v.size() > 1 ? fmt::format("[{}]", c) : std::string(), v[c])};
-      }
-    }
-    return std::nullopt;
-  };
-  for (auto b : {check("acc_offset", rq.acc_offset, 0), check("acc_min", rq.acc_min, INT32_MIN),
-                 check("acc_max", rq.acc_max, INT32_MAX), check("multiplier", rq.multiplier, 1),
-                 check("round", rq.round, 0), check("out_add", rq.out_add, 0)}) {
-    if (b) return b;
-  }
-  for (const topi::RequantLimbParams& l : rq.low) {
-    for (auto b : {check("low multiplier", l.multiplier, 1), check("low round", l.round, 0)}) {
-      if (b) return b;
-    }
-  }
-  return std::nullopt;
 }
 
 void require(const accel::AccelLayer& layer, const std::optional<TemplateBlocker>& b) {
@@ -263,14 +191,8 @@ std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& lay
   cfg.validate();
   const accel::ConvGeometry g = accel::make_geometry(layer.name, layer.params, cfg);
   std::vector<TemplateBlocker> v;
-  for (const auto& b : {groups_blocker(layer), zero_point_border_blocker(layer, g)}) {
-    if (b) v.push_back(*b);
-  }
-  bool per_channel = false;
-  const topi::RequantParams rq = requant_params(layer, channel_addend(layer, g), g.ocb * g.block_out, &per_channel);
-  for (const auto& b : {per_channel_blocker(layer, per_channel), wide_immediate_blocker(rq)}) {
-    if (b) v.push_back(*b);
-  }
+  (void)g;  // the geometry's checks (UserError for invalid parameters)
+  if (const auto b = groups_blocker(layer)) v.push_back(*b);
   return v;
 }
 
@@ -298,12 +220,15 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
   const auto t_schedule = Clock::now();
   // ---- conversion, one step per feature ----
   require(layer, groups_blocker(layer));
-  require(layer, zero_point_border_blocker(layer, g));
+  // The requantisation chain per channel (constant ACC rows where it differs between channels or
+  // a value is wider than the ALU's immediate); the bias and the input zero point's correction
+  // (per channel, and at the padding per output position) are the template's to fold.
   bool per_channel = false;
-  const topi::RequantParams rq = requant_params(layer, channel_addend(layer, g), g.ocb * g.block_out, &per_channel);
-  require(layer, per_channel_blocker(layer, per_channel));
-  require(layer, wide_immediate_blocker(rq));
+  const int64_t lanes = g.ocb * g.block_out;
+  const topi::RequantParams rq = requant_params(layer, lanes, &per_channel);
   const std::vector<int8_t> wpacked = pack_weights(layer, g);
+  std::vector<int32_t> bias(static_cast<size_t>(lanes), 0);
+  std::copy(layer.bias.begin(), layer.bias.end(), bias.begin());
 
   // ---- the template's operator ----
   const bool dense = is_dense_layer(layer);
@@ -320,6 +245,9 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
     fc.x = te::placeholder(shape({g.nb, g.icb, B, BI}), tir::DataType::int8(), "x");
     fc.w = te::placeholder(shape({g.ocb, g.icb, BO, BI}), tir::DataType::int8(), "w");
     fc.rq = rq;
+    fc.bias = bias;
+    fc.x_zero_point = p.in_zero_point;
+    if (p.in_zero_point != 0) fc.w_values = wpacked;
     topi::accel::dense_config_space(fc, space);
   } else {
     conv.x = te::placeholder(shape({g.nb, g.icb, g.ih, g.iw, B, BI}), tir::DataType::int8(), "x");
@@ -332,6 +260,9 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
     conv.attrs.pad_right = g.pr;
     conv.attrs.groups = 1;
     conv.rq = rq;
+    conv.bias = bias;
+    conv.x_zero_point = p.in_zero_point;
+    if (p.in_zero_point != 0) conv.w_values = wpacked;
     topi::accel::conv2d_config_space(conv, space);
   }
   const std::string what = fmt::format("layer '{}'", layer.name);

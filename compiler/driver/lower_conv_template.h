@@ -19,9 +19,8 @@ namespace tessel::compiler::driver {
 
 /// A layer the templates cannot take (yet): what() is "layer '<name>': unsupported by the
 /// template: <feature>: <detail>", feature() the feature alone (a fixed phrase, for counting
-/// reasons: "groups", "input zero point at the padding", "per-channel requantisation",
-/// "immediate outside 16 bits" (conv_template_blockers), or "template refusal" for a check of
-/// the template's own, whose message is the detail).
+/// reasons: "groups" (conv_template_blockers), or "template refusal" for a check of the
+/// template's own, whose message is the detail).
 class TemplateUnsupported : public UserError {
  public:
   TemplateUnsupported(std::string feature, const std::string& what)
@@ -37,10 +36,8 @@ struct TemplateBlocker {
   std::string feature, detail;
 };
 
-/// Every feature of `layer` that keeps lower_conv2d_template from lowering it, in the order the
-/// conversion checks them: "groups", "input zero point at the padding", "per-channel
-/// requantisation", "immediate outside 16 bits" (the last judged on the chain as converted, per
-/// channel when it differs between channels); empty when the conversion takes the layer (the
+/// Every feature of `layer` that keeps lower_conv2d_template from lowering it: "groups" (other
+/// than 1); empty when the conversion takes the layer (the
 /// template's own checks and the search may still refuse it). UserError as
 /// accel::make_geometry for invalid parameters; weights and bias must have their sizes.
 std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg);
@@ -70,11 +67,12 @@ struct ConvTemplateOptions {
 /// point's build passes, "verify"; zero_point_init kBorderTiles.
 ///
 /// Conversion (one step per feature, lower_conv_template.cc): the OIHW weights packed as above;
-/// the requantisation resolved per channel (runtime::requant_channel) with the layer's bias and
-/// the input zero point's interior correction (bias[o] - zx * sum of w[o] over all taps: exact
-/// for windows inside the input, in 32-bit wrapping arithmetic as the ALU's ADD) folded into the
-/// acc_offset of each channel; one entry per field when every channel's chain is the same
-/// (per-tensor), else one per output channel.
+/// the requantisation resolved per channel (runtime::requant_channel), one entry per field when
+/// every channel's chain is the same (per-tensor), else one per output-channel lane (the padding
+/// lanes the identity chain); the bias (zero-padded to the lanes) and the input zero point go
+/// to the template (topi::accel::Conv2dLayer::bias, x_zero_point, w_values), which folds them
+/// into the chain's acc_offset and, when an output window reaches into the padding, a
+/// per-position correction tensor (schedule.h).
 ///
 /// Search: the points of conv2d_config_space (dense_config_space) whose tiles fit the
 /// scratchpads (the template's row checks, without building) are ranked by a fast analytic
@@ -85,11 +83,8 @@ struct ConvTemplateOptions {
 /// store, else their sum; at least the total DRAM beats); the best max_candidates that run under
 /// cfg's queue depths are built and the stream cost model picks (search_template).
 ///
-/// Throws TemplateUnsupported (a UserError naming the layer) for groups other than 1, for
-/// channels whose chains differ (per-channel requantisation, bias or zero-point correction), for
-/// a non-zero input zero point when some output window reaches into the padding, for a value of
-/// the chain outside the ALU's 16-bit immediate (all: conv_template_blockers, the first one
-/// found is thrown), and with the template's own message when it refuses the layer; a
+/// Throws TemplateUnsupported (a UserError naming the layer) for groups other than 1
+/// (conv_template_blockers), and with the template's own message when it refuses the layer; a
 /// UserError naming the layer for weights or bias of the wrong size (as lower_conv2d), invalid
 /// parameters (accel::make_geometry's checks) and when no candidate fits and runs (with the
 /// first reason); InternalError for a stream that fails the verifier other than by deadlock.
