@@ -1075,7 +1075,13 @@ int run(int argc, char** argv) {
   app.add_option("--resnet18-budget", g_budget,
                  "C2..C12 cycle budget on 'default' (tests of the gate only; at most the frozen 7236325)")
       ->check(CLI::Range(uint64_t{0}, kResNet18C2C12Budget));
-  app.parse(argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // prints the help, exit 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  }
   o.only_models = split_list(models);
   o.only_configs = split_list(configs);
   for (const std::string& c : o.only_configs) {
