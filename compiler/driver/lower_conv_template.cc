@@ -136,24 +136,29 @@ struct FastModel {
   accel::ConvGeometry g;
   isa::HwConfig cfg;
   bool dense = false;
-  int64_t acc_stages = 1;  ///< acc buffers after alu_in_place: 1 + low limbs
-  int64_t alu_steps = 0;   ///< ALU instructions per tile
+  const topi::accel::Conv2dLayer* conv = nullptr;  ///< the template's layer (conv2d)
+  const topi::accel::DenseLayer* fc = nullptr;     ///< the template's layer (dense)
+  topi::accel::AccBuffers bufs;                     ///< the chain's acc buffers (every point)
+  int64_t alu_steps = 0;                            ///< ALU instructions per tile
+
+  /// The template's own fit check (topi::accel::*_tile_rows), so the model never ranks first a
+  /// point the template then refuses.
+  bool fits(const te::ConfigEntity& pt) const {
+    const topi::accel::TileRows r =
+        dense ? topi::accel::dense_tile_rows(*fc, bufs, pt) : topi::accel::conv2d_tile_rows(*conv, bufs, pt);
+    return r.inp <= cfg.inp_depth() && r.wgt <= cfg.wgt_depth() && r.acc <= cfg.acc_depth();
+  }
 
   int64_t beats(int64_t bytes) const { return ceil_div(bytes, cfg.bus_bytes()); }
 
   std::optional<double> operator()(const te::ConfigEntity& pt) const {
     const int64_t tile_oc = pt.split("tile_oc")[1], tile_ic = pt.split("tile_ic")[1], nthread = pt.knob("oc_nthread");
     const int64_t oc_outer = pt.split("tile_oc")[0], chunks = pt.split("tile_ic")[0];
-    if (oc_outer % nthread != 0) return std::nullopt;
+    if (oc_outer % nthread != 0 || !fits(pt)) return std::nullopt;
     const int64_t lat = cfg.dram_latency;
     const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
     double load = 0, compute = 0, store = 0, tiles = 0, bytes = 0;
     if (dense) {
-      // the templates' row checks (schedule_dense)
-      if (g.nb * tile_ic > cfg.inp_depth() || nthread * tile_oc * tile_ic > cfg.wgt_depth() ||
-          nthread * g.nb * tile_oc * acc_stages > cfg.acc_depth()) {
-        return std::nullopt;
-      }
       tiles = static_cast<double>(oc_outer);
       load = static_cast<double>(chunks * (2 * lat + g.nb * beats(tile_ic * ie) + tile_oc * beats(tile_ic * we)));
       compute = static_cast<double>(chunks * (g.nb * tile_oc * tile_ic + 4 * tile_oc) + g.nb * tile_oc + 4 +
@@ -164,11 +169,6 @@ struct FastModel {
     } else {
       const int64_t tile_h = pt.split("tile_h")[1], tile_w = pt.split("tile_w")[1];
       const int64_t win_h = (tile_h - 1) * g.sh + g.kh, win_w = (tile_w - 1) * g.sw + g.kw;
-      // the templates' row checks (schedule_conv2d)
-      if (tile_ic * win_h * win_w > cfg.inp_depth() || nthread * tile_oc * tile_ic * g.kh * g.kw > cfg.wgt_depth() ||
-          nthread * tile_oc * tile_h * tile_w * acc_stages > cfg.acc_depth()) {
-        return std::nullopt;
-      }
       const int64_t rows = std::min(win_h, g.ih), cols = std::min(win_w, g.iw);
       tiles = static_cast<double>(g.nb * oc_outer * pt.split("tile_h")[0] * pt.split("tile_w")[0]);
       load = static_cast<double>(chunks * (tile_ic * (lat + rows * beats(cols * ie)) +
@@ -302,7 +302,9 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
   model.g = g;
   model.cfg = cfg;
   model.dense = dense;
-  model.acc_stages = 1 + static_cast<int64_t>(rq.low.size());
+  model.conv = &conv;
+  model.fc = &fc;
+  model.bufs = dense ? topi::accel::dense_acc_buffers(fc) : topi::accel::conv2d_acc_buffers(conv);
   {
     // the ALU steps of the chain (the same for every point)
     const te::Tensor acc = dense ? topi::dense_packed(fc.x, fc.w, "dense") : topi::conv2d_nchwnc(conv.x, conv.w, conv.attrs, "conv2d");

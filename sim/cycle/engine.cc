@@ -703,6 +703,7 @@ Top& top() {
     sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
     // Run the initialisation phase: every thread reaches its idle wait on `start`.
+    const SanitizerStackRestore restore_stack;
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
   });
   if (g_top == nullptr) {
@@ -806,6 +807,7 @@ RunStats run_on_engine(const RunInput& in) {
   ch.start.notify(raw(s.base * kRawPerCycle - start_raw));
   const uint64_t limit_raw = (s.base + in.cycle_limit) * kRawPerCycle;
   try {
+    const SanitizerStackRestore restore_stack;
     sc_core::sc_start(raw(limit_raw - start_raw), sc_core::SC_EXIT_ON_STARVATION);
   } catch (const sc_core::sc_report& r) {
     ch.rs = nullptr;
@@ -849,6 +851,7 @@ RunStats run_on_engine(const RunInput& in) {
   // Unwind every thread to its idle wait, so the next run starts clean.
   abort_run(ch);
   try {
+    const SanitizerStackRestore restore_stack;
     sc_core::sc_start();
   } catch (const sc_core::sc_report& r) {
     ch.rs = nullptr;

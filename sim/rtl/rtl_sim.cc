@@ -137,6 +137,7 @@ void construct_driver() {
 void start_kernel() {
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+  const SanitizerStackRestore restore_stack;
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 }
 
@@ -288,6 +289,7 @@ class RtlSimulatorImpl final : public RtlSimulator {
       g_driver->job = &job;
       g_driver->start.notify(sc_core::SC_ZERO_TIME);
       try {
+        const SanitizerStackRestore restore_stack;
         sc_core::sc_start();
       } catch (const sc_core::sc_report& r) {
         g_driver->job = nullptr;

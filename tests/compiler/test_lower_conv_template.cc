@@ -221,6 +221,29 @@ TEST(LowerConvTemplate, PerChannelWideAndZeroPointLayersAreBitExact) {
   }
 }
 
+// The search's fast model screens points with the template's own fit check
+// (topi::accel::conv2d_tile_rows), constants and the zero-point border included. It once counted
+// only the accumulators: on 7x7 layers with per-channel constants its first choice needed more
+// acc rows than the scratchpad has, the template refused that point and the whole layer was
+// reported unsupported ("local.acc_buffer needs 2160 rows ..., capacity 2048 rows"; 8 of
+// mobilenetv2-12-int8's layers). Here every acc row counts: 24 channel blocks of 7x7 outputs,
+// per-channel requantisation and the zero-point border (2 x 49 rows per block) plus the
+// channel constants: the largest tiles do not fit, and the layer must still lower, bit-exact.
+TEST(LowerConvTemplate, PointsWithConstantRowsOverAccAreScreenedOut) {
+  const isa::HwConfig cfg = config("default");
+  LayerSpec s{"acc_tight", 1, 16, 7, 7, 384, 3, 3, 1, 0, 1, 1, 1, 1, 1, 5, LayerSpec::Rq::kPerChannel, 41};
+  const accel::AccelLayer layer = accel::testing::make_layer(s);
+  // the largest tile (all 24 blocks, 7x7, one thread) fits the accumulators alone (24 x 49) but
+  // not with the border and the constants: 24 x 49 x 2 + 24 x constants > 2048
+  ASSERT_LE(24 * 49, cfg.acc_depth());
+  ASSERT_GT(24 * 49 * 2 + 24, cfg.acc_depth());
+  const accel::LoweredLayer tmpl = lower_conv2d_template(layer, cfg);
+  EXPECT_NE(tmpl.schedule.find("conv2d template"), std::string::npos) << tmpl.schedule;
+  const std::vector<int8_t> in = accel::testing::make_input(layer.params, 9);
+  EXPECT_EQ(run_on("fsim", tmpl.program, layer.params, in).y, accel::testing::reference(layer, in));
+  std::printf("[ template ] acc_tight: %s\n", tmpl.schedule.c_str());
+}
+
 TEST(LowerConvTemplate, UnsupportedFeaturesAreNamed) {
   std::string msg;
   LayerSpec dw{"depthwise", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 32, 0, LayerSpec::Rq::kPerTensor, 32};

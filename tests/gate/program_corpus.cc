@@ -32,6 +32,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -848,9 +849,10 @@ int run_compare(const Options& o) {
   const fs::path models_dir = src / "models";
   std::vector<CompareRecord> all;
   std::vector<std::string> not_compiled;
-  std::set<std::string> models_seen;
+  std::set<std::string> models_seen, model_keys;
   const auto t_all = Clock::now();
   for (const ModelFile& f : corpus_files(o)) {
+    model_keys.insert(f.key);
     if (!selected(o.only_models, f.key)) continue;
     models_seen.insert(f.key);
     // a ../shared/models file identical to the bundled one is the same model
@@ -908,7 +910,9 @@ int run_compare(const Options& o) {
     }
   }
   for (const std::string& m : o.only_models) {
-    if (!models_seen.count(m)) throw_user_error("--models: no model {} in this corpus", quote(m));
+    if (!models_seen.count(m)) {
+      throw_user_error("--models: no model {} in this corpus (its models: {})", quote(m), fmt::join(model_keys, ", "));
+    }
   }
   // ---- summary ----
   size_t supported = 0, not_worse = 0;
@@ -1109,7 +1113,9 @@ int run(int argc, char** argv) {
   const Corpus now = build_corpus(o);
   for (const std::string& m : o.only_models) {
     if (std::none_of(now.models.begin(), now.models.end(), [&](const ModelRecord& r) { return r.model == m; })) {
-      throw_user_error("--models: no model {} in this corpus", quote(m));
+      std::vector<std::string> keys;
+      for (const ModelRecord& r : now.models) keys.push_back(r.model);
+      throw_user_error("--models: no model {} in this corpus (its models: {})", quote(m), fmt::join(keys, ", "));
     }
   }
   const std::string text = to_text(now);

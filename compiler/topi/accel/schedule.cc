@@ -222,6 +222,50 @@ void check_blocks(const std::string& what, const Tensor& t, size_t lane_dim_a, i
 
 }  // namespace
 
+AccBuffers conv2d_acc_buffers(const Conv2dLayer& layer) {
+  const std::string what = "conv2d template";
+  const Folded folded = fold_addends(what, layer.x, layer.w, &layer.attrs, layer.rq, layer.bias, layer.x_zero_point,
+                                     layer.w_values);
+  const RequantOps rq = requantize_for(what, conv2d_nchwnc(layer.x, layer.w, layer.attrs, "conv2d"), folded.rq);
+  const ConstantCounts nc = count_constants(rq);
+  return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element + (folded.border.empty() ? 0 : 1), nc.channel,
+          nc.uniform};
+}
+
+TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg) {
+  const std::vector<int64_t> ws = const_shape(layer.w);
+  const Conv2dAttrs& a = layer.attrs;
+  const int64_t tile_oc = cfg.split("tile_oc")[1], tile_h = cfg.split("tile_h")[1], tile_w = cfg.split("tile_w")[1],
+                tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
+  const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
+  const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
+  TileRows r;
+  r.inp = tile_ic * win_h * win_w;
+  r.wgt = nthread * tile_oc * tile_ic * ws[2] * ws[3];
+  r.acc = nthread * tile_oc * tile_h * tile_w * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel +
+          bufs.uniform;
+  return r;
+}
+
+AccBuffers dense_acc_buffers(const DenseLayer& layer) {
+  const std::string what = "dense template";
+  const Folded folded = fold_addends(what, layer.x, layer.w, nullptr, layer.rq, layer.bias, layer.x_zero_point,
+                                     layer.w_values);
+  const RequantOps rq = requantize_for(what, dense_packed(layer.x, layer.w, "dense"), folded.rq);
+  const ConstantCounts nc = count_constants(rq);
+  return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
+}
+
+TileRows dense_tile_rows(const DenseLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg) {
+  const int64_t m_blocks = const_shape(layer.x)[0];
+  const int64_t tile_oc = cfg.split("tile_oc")[1], tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
+  TileRows r;
+  r.inp = m_blocks * tile_ic;
+  r.wgt = nthread * tile_oc * tile_ic;
+  r.acc = nthread * m_blocks * tile_oc * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel + bufs.uniform;
+  return r;
+}
+
 void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space) {
   const std::vector<int64_t> xs = const_shape(layer.x), ws = const_shape(layer.w);
   const Conv2dAttrs& a = layer.attrs;
@@ -274,22 +318,20 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   }
   check_steps(what, rq);
   const ConstantCounts nc = count_constants(rq);
-  // Scratchpad rows of one tile.
+  // Scratchpad rows of one tile (conv2d_tile_rows, which tuners' cost models share).
+  const AccBuffers bufs{1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
+  const TileRows rows = conv2d_tile_rows(layer, bufs, cfg);
   const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
   const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
-  check_rows(what, hw, MemScope::kInp, tile_ic * win_h * win_w,
+  check_rows(what, hw, MemScope::kInp, rows.inp,
              fmt::format("tile_ic={}, tile_h={}, tile_w={} (input window {} x {})", tile_ic, tile_h, tile_w, win_h,
                          win_w));
-  check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic * ws[2] * ws[3],
+  check_rows(what, hw, MemScope::kWgt, rows.wgt,
              fmt::format("oc_nthread={}, tile_oc={}, tile_ic={} (kernel {} x {})", nthread, tile_oc, tile_ic, ws[2],
                          ws[3]));
-  // After alu_in_place: the accumulator, plus one buffer per low limb (the copy of x).
-  const int64_t acc_stages = 1 + static_cast<int64_t>(layer.rq.low.size());
-  const int64_t tile_rows = nthread * tile_oc * tile_h * tile_w;
-  check_rows(what, hw, MemScope::kAcc,
-             tile_rows * (acc_stages + nc.element) + nthread * tile_oc * nc.channel + nc.uniform,
+  check_rows(what, hw, MemScope::kAcc, rows.acc,
              fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({})", nthread, tile_oc, tile_h, tile_w,
-                         acc_buffers_text(acc_stages, nc)));
+                         acc_buffers_text(bufs.stages, nc)));
 
   te::Schedule s = te::create_schedule({rq.out});
   // The padded input stage (if any) is inlined into the input copy.
@@ -369,14 +411,14 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   RequantOps rq = requantize_for(what, acc, folded.rq);
   check_steps(what, rq);
   const ConstantCounts nc = count_constants(rq);
-  check_rows(what, hw, MemScope::kInp, xs[0] * tile_ic, fmt::format("tile_ic={} ({} row blocks)", tile_ic, xs[0]));
-  check_rows(what, hw, MemScope::kWgt, nthread * tile_oc * tile_ic,
+  const AccBuffers bufs{1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
+  const TileRows rows = dense_tile_rows(layer, bufs, cfg);
+  check_rows(what, hw, MemScope::kInp, rows.inp, fmt::format("tile_ic={} ({} row blocks)", tile_ic, xs[0]));
+  check_rows(what, hw, MemScope::kWgt, rows.wgt,
              fmt::format("oc_nthread={}, tile_oc={}, tile_ic={}", nthread, tile_oc, tile_ic));
-  // After alu_in_place: the accumulator, plus one buffer per low limb (the copy of x).
-  const int64_t acc_stages = 1 + static_cast<int64_t>(layer.rq.low.size());
-  check_rows(what, hw, MemScope::kAcc, nthread * xs[0] * tile_oc * acc_stages + nthread * tile_oc * nc.channel + nc.uniform,
+  check_rows(what, hw, MemScope::kAcc, rows.acc,
              fmt::format("oc_nthread={}, tile_oc={} ({} row blocks, {})", nthread, tile_oc, xs[0],
-                         acc_buffers_text(acc_stages, nc)));
+                         acc_buffers_text(bufs.stages, nc)));
 
   te::Schedule s = te::create_schedule({rq.out});
   Tensor x_buf = s.cache_read(layer.x, MemScope::kInp, {acc});

@@ -171,6 +171,35 @@ void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space);
 /// output.
 ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
+/// The acc buffers of a conv2d or dense layer's requantisation chain, the same at every point of
+/// its config space: `stages` (1 + low limbs: the accumulator and the limbs' copies left after
+/// alu_in_place), `element` (1 when there is a zero-point border tensor, one row per output
+/// element of the tile), `channel` (constants of one row per channel block), `uniform`
+/// (constants of one row for the whole layer).
+struct AccBuffers {
+  int64_t stages = 1;
+  int64_t element = 0, channel = 0, uniform = 0;
+};
+
+/// The scratchpad rows one tile of a template needs at one point, per scope: the counts its fit
+/// check compares with isa::HwConfig::inp_depth(), wgt_depth() and acc_depth().
+struct TileRows {
+  int64_t inp = 0, wgt = 0, acc = 0;
+};
+
+/// The acc buffers of the conv2d template for `layer` (folds the bias and the zero point as
+/// schedule_conv2d does). UserError as schedule_conv2d for a chain it cannot take (field sizes,
+/// bias size, zero point out of range).
+AccBuffers conv2d_acc_buffers(const Conv2dLayer& layer);
+/// The rows of one tile of the conv2d template at `cfg` (the formulas of schedule_conv2d's
+/// UserErrors); schedule_conv2d's fit check is this function, so a caller that screens points
+/// with it (a tuner's cost model) agrees with the template on which points fit.
+TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg);
+/// As conv2d_acc_buffers, for the dense template.
+AccBuffers dense_acc_buffers(const DenseLayer& layer);
+/// As conv2d_tile_rows, for the dense template (schedule_dense's fit check).
+TileRows dense_tile_rows(const DenseLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg);
+
 /// The residual qadd on packed int8 tensors a, b [N/B][C/BO][H][W][B][BO]: both operands are
 /// loaded into local.acc_buffer (cache_read, pragma dma_copy: y = int32(x), LOAD ACC_8BIT), the
 /// scaling, sum and requantisation are ALU stages in acc (pragma alu) and the result is stored
