@@ -112,8 +112,9 @@ inline MatmulTir make_matmul_tir(const isa::HwConfig& cfg, const MatmulSpec& s) 
   // one tile's stages; `v` the thread (SRAM copy), mo/no the tile
   auto load = [&](Expr v, Expr mo, Expr no) {
     return tir::seq(
-        {ta::dma_load(cfg, isa::MemType::kInp, a_buf, v * int(a_rows), a, mo * (tm * kb), tm, kb, kb),
-         ta::dma_load(cfg, isa::MemType::kWgt, w_buf, v * int(w_rows), w, no * (tn * kb), tn, kb, kb)});
+        {// a tile's rows of the operands are whole rows of blocks, consecutive in DRAM: one run each
+         ta::dma_load(cfg, isa::MemType::kInp, a_buf, v * int(a_rows), a, mo * (tm * kb), 1, tm * kb, tm * kb),
+         ta::dma_load(cfg, isa::MemType::kWgt, w_buf, v * int(w_rows), w, no * (tn * kb), 1, tn * kb, tn * kb)});
   };
   auto compute = [&](Expr v) {
     Var i("i"), j("j"), q("q");

@@ -10,6 +10,7 @@
 #include "compiler/tir/functor.h"
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
+#include "compiler/tir/util.h"
 #include "support/error.h"
 
 namespace tessel::compiler::accel_tir {
@@ -21,7 +22,8 @@ using tir::Expr;
 using tir::MemScope;
 using tir::Stmt;
 
-constexpr int64_t kMaxPad = 15;  // 4-bit pad fields
+constexpr int64_t kMaxPad = 15;      // 4-bit pad fields
+constexpr int64_t kMaxSize = 65535;  // 16-bit size and stride fields
 
 bool is_data_scratchpad(MemScope s) { return s == MemScope::kInp || s == MemScope::kWgt || s == MemScope::kAcc; }
 
@@ -119,61 +121,68 @@ class CopyLowering {
         nest_, ext,
         {{fmt::format("scratchpad '{}'", sram->name), &ls}, {fmt::format("dram buffer '{}'", dram->name), &ld_}}, elem,
         elem_text, what);
-    // loops outside the element (extent 1 ones drop out)
-    std::vector<size_t> rect;
-    for (size_t k = 0; k < outer; ++k) {
-      if (ext[k] != 1) rect.push_back(k);
+    // The loops outside the element (extent-1 ones drop out), grouped from the innermost: a
+    // loop joins the group inside it when it steps both sides by that group's extent times its
+    // step (the two loops walk one contiguous run of elements, e.g. the rows of a full-width
+    // window, or the channel blocks of a full-height one) and neither is named by the pad
+    // condition. The innermost group is the rectangle's x when it walks consecutive elements
+    // on both sides, the next its y when the scratchpad rows follow each other; the groups
+    // outside those stay loops around the DMA (one instruction per iteration).
+    std::vector<bool> in_cond(outer, false);
+    if (cond.defined()) {
+      for (size_t k = 0; k < outer; ++k) in_cond[k] = tir::uses_var(cond, nest_.loops[k]->loop_var);
     }
-    if (rect.size() > 2) {
-      throw_user_error(
-          "loop '{}' of {}: {} loops lie outside the {} element; a DMA moves a 2-D rectangle (at most two)",
-          nest_.loops[rect.front()]->loop_var.name(), what, rect.size(), elem_text);
-    }
-    bool has_x = !rect.empty(), has_y = rect.size() == 2;
-    size_t kx = has_x ? rect.back() : 0, ky = has_y ? rect.front() : 0;
-    if (rect.size() == 1 && ld_.coef[kx] != elem) {
-      // one loop whose DRAM elements are not consecutive: rows of one element each (x_size 1),
-      // x_stride apart in DRAM (e.g. a tile one column wide, or channel blocks of a weight tile)
-      has_x = false;
-      has_y = true;
-      ky = kx;
-      kx = 0;
-    }
-    const int64_t xn = has_x ? ext[kx] : 1, yn = has_y ? ext[ky] : 1;
-    auto name = [&](size_t k) { return nest_.loops[k]->loop_var.name(); };
-    if (has_x && ls.coef[kx] != elem) {
-      throw_user_error(
-          "loop '{}' of {}: scratchpad '{}' steps by {} per column, a DMA fills consecutive rows (step {})", name(kx),
-          what, sram->name, ls.coef[kx], elem);
-    }
-    if (has_y && ls.coef[ky] != xn * elem) {
-      throw_user_error(
-          "loop '{}' of {}: scratchpad '{}' steps by {} per row, a DMA fills consecutive rows (step {} for {} "
-          "columns)",
-          name(ky), what, sram->name, ls.coef[ky], xn * elem, xn);
-    }
-    if (has_x && ld_.coef[kx] != elem) {
-      throw_user_error(
-          "loop '{}' of {}: dram buffer '{}' steps by {} per column, a DMA row is consecutive elements (step {})",
-          name(kx), what, dram->name, ld_.coef[kx], elem);
-    }
-    int64_t stride = 0;  // DRAM elements between rows (the x_size when there is one row)
-    if (has_y) {
-      const int64_t c = ld_.coef[ky];
-      if (c <= 0 || c % elem != 0) {
-        throw_user_error(
-            "loop '{}' of {}: dram buffer '{}' steps by {} per row, not a positive multiple of the element size {}",
-            name(ky), what, dram->name, c, elem);
+    struct Group {
+      std::vector<size_t> loops;  // outermost first
+      int64_t ext = 1, cs = 0, cd = 0;
+    };
+    std::vector<Group> groups;  // innermost first
+    for (size_t k = outer; k-- > 0;) {
+      if (ext[k] == 1) continue;
+      if (!groups.empty()) {
+        Group& g = groups.back();
+        const bool merge = !in_cond[k] && !in_cond[g.loops.front()] && ls.coef[k] == g.ext * g.cs &&
+                           ld_.coef[k] == g.ext * g.cd && g.ext * ext[k] <= kMaxSize;
+        if (merge) {
+          g.loops.insert(g.loops.begin(), k);
+          g.ext *= ext[k];
+          continue;
+        }
       }
-      stride = c / elem;
+      groups.push_back({{k}, ext[k], ls.coef[k], ld_.coef[k]});
+    }
+    size_t gi = 0;
+    const bool has_x = !groups.empty() && groups[0].cs == elem && groups[0].cd == elem;
+    if (has_x) ++gi;
+    const int64_t xn = has_x ? groups[0].ext : 1;
+    const bool has_y = gi < groups.size() && groups[gi].cs == xn * elem && groups[gi].cd > 0 &&
+                       groups[gi].cd % elem == 0 && groups[gi].cd / elem <= kMaxSize;
+    const Group gx = has_x ? groups[0] : Group{}, gy = has_y ? groups[gi] : Group{};
+    if (has_y) ++gi;
+    const size_t kx = has_x ? gx.loops.back() : outer, ky = has_y ? gy.loops.back() : outer;
+    const int64_t yn = has_y ? gy.ext : 1;
+    const int64_t stride = has_y ? gy.cd / elem : 0;  // DRAM elements between rows
+    // the loops left around the DMA, outermost first; their variables join the bases
+    std::vector<const tir::ForNode*> around;
+    Expr sbase = ls.base, dbase = ld_.base;
+    for (size_t k = 0; k < outer; ++k) {
+      bool kept = false;
+      for (size_t g = gi; g < groups.size(); ++g) {
+        kept = kept || std::find(groups[g].loops.begin(), groups[g].loops.end(), k) != groups[g].loops.end();
+      }
+      if (!kept) continue;
+      around.push_back(nest_.loops[k]);
+      const tir::Var& v = nest_.loops[k]->loop_var;
+      sbase = sbase + v * int(ls.coef[k]);
+      dbase = dbase + v * int(ld_.coef[k]);
     }
     // pads from the condition: the valid rows/columns [lo, hi) of the padded rectangle, as
     // expressions of the enclosing variables (constants once emit_instructions unrolls them)
     tir::arith::Analyzer az;
     const Expr ext_of[2] = {int(yn), int(xn)};
     Expr lo[2] = {0, 0}, hi[2] = {ext_of[0], ext_of[1]};  // [0] y, [1] x
-    Expr row = exact_div(ls.base, elem, what + ": the first scratchpad value");
-    Expr delem = exact_div(ld_.base, elem, what + ": the first dram value");
+    Expr row = exact_div(sbase, elem, what + ": the first scratchpad value");
+    Expr delem = exact_div(dbase, elem, what + ": the first dram value");
     if (cond.defined()) {
       if (sram->scope == MemScope::kWgt) {
         throw_user_error("{}: wgt loads cannot pad (condition {})", what, tir::to_text(cond));
@@ -194,18 +203,20 @@ class CopyLowering {
       }
       // the first DRAM element is the one of the first valid row and column
       Expr start = delem;
-      if (has_y) start = start + lo[0] * int(ld_.coef[ky] / elem);
-      if (has_x) start = start + lo[1] * int(ld_.coef[kx] / elem);
+      if (has_y) start = start + lo[0] * int(stride);
+      if (has_x) start = start + lo[1];
       delem = az.simplify(start);
     }
     const Expr y_size = az.simplify(hi[0] - lo[0]), x_size = az.simplify(hi[1] - lo[1]);
     const Expr x_stride = has_y ? Expr(int(stride)) : x_size;
     if (store) {
-      return ta::coproc_scope(isa::Module::kStore, ta::dma_store(cfg_, sram, row, dram, delem, y_size, x_size, x_stride));
+      return wrap_loops(around, ta::coproc_scope(isa::Module::kStore,
+                                                 ta::dma_store(cfg_, sram, row, dram, delem, y_size, x_size, x_stride)));
     }
     const isa::Module m = sram->scope == MemScope::kAcc ? isa::Module::kCompute : isa::Module::kLoad;
-    return ta::coproc_scope(m, ta::dma_load(cfg_, type, sram, row, dram, delem, y_size, x_size, x_stride, lo[0],
-                                            az.simplify(ext_of[0] - hi[0]), lo[1], az.simplify(ext_of[1] - hi[1])));
+    return wrap_loops(around, ta::coproc_scope(m, ta::dma_load(cfg_, type, sram, row, dram, delem, y_size, x_size,
+                                                               x_stride, lo[0], az.simplify(ext_of[0] - hi[0]),
+                                                               lo[1], az.simplify(ext_of[1] - hi[1]))));
   }
 
  private:

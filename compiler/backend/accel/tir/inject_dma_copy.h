@@ -1,5 +1,5 @@
-// TIR pass inject_dma_copy: the copy loop nests a schedule marks with pragma_dma_copy -> one
-// accel.dma_load / accel.dma_store each.
+// TIR pass inject_dma_copy: the copy loop nests a schedule marks with pragma_dma_copy -> the
+// fewest accel.dma_load / accel.dma_store instructions their layouts allow.
 #pragma once
 
 #include "compiler/tir/function.h"
@@ -25,16 +25,25 @@ namespace tessel::compiler::accel_tir {
 /// then expressions that emit_instructions evaluates after unrolling the enclosing loops.
 /// Both flat indices (Buffer::flat_index) are split with arith::detect_linear_equation over the
 /// loop variables. The innermost loops must walk one scratchpad element (ScopeInfo rows x cols
-/// values) contiguously on both sides; at most two loops remain outside it, the inner one the
-/// rectangle's x (columns: consecutive scratchpad rows, consecutive DRAM elements) and the outer
-/// one its y (scratchpad rows follow each other, DRAM rows x_stride elements apart). The bases
-/// (which may use enclosing loop variables) must be multiples of the element size: the
-/// scratchpad row and the DRAM element of the memory type. Loops of extent 1 take any step.
+/// values) contiguously on both sides. The loops outside it (extent-1 ones drop out) are grouped
+/// from the innermost: a loop joins the group inside it when it steps both the scratchpad and
+/// the DRAM index by that group's extent times the group's step (one contiguous run of elements:
+/// the rows of a full-width window, the channel blocks of a whole image, the input-channel
+/// blocks and kernel taps of a weight tile), neither is named by the pad condition and the run
+/// stays within the 16-bit size field. The innermost group is the DMA's x (columns: consecutive
+/// scratchpad rows, consecutive DRAM elements) when it walks both sides by one element, the next
+/// group its y (scratchpad rows follow each other, DRAM rows x_stride elements apart, x_stride a
+/// positive multiple of the element within the 16-bit field); the groups outside those (or a
+/// group that can be neither, e.g. scratchpad rows in column-major order or DRAM rows walked
+/// backwards) stay loops around the DMA, one instruction per iteration, their variables in its
+/// addresses. So a schedule marks a copy stage's outermost loop and gets the fewest, largest
+/// DMAs its layouts allow. The bases (which may use enclosing loop variables) must be multiples
+/// of the element size: the scratchpad row and the DRAM element of the memory type.
 /// Throws UserError naming the loop (or the buffers) and the reason for every other form: a
 /// body that is not one store, buffers of the wrong scopes or types, a non-constant loop, an
 /// index not linear in the loops or with a non-constant step, inner loops that do not walk one
-/// element, more than two loops outside it, steps no DMA can take, a condition that is not such
-/// a bound, a constant pad over 15, pads on a WGT load or a store.
+/// element, a condition that is not a bound of the DMA's row or column loop (a loop left around
+/// the DMA cannot pad), a constant pad over 15, pads on a WGT load or a store.
 tir::PrimFunc inject_dma_copy(const tir::PrimFunc& f, const isa::HwConfig& cfg);
 
 }  // namespace tessel::compiler::accel_tir
