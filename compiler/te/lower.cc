@@ -186,6 +186,7 @@ class Lowerer {
     if (it != s->iter_var_attrs.end()) {
       kind = it->second.for_kind;
       if (kind == tir::ForKind::kThreadBinding) tag = it->second.thread_tag;
+      if (kind == tir::ForKind::kVirtualThread && it->second.thread_tag == "cthread") tag = "cthread";
     }
     if ((kind == tir::ForKind::kVectorized || kind == tir::ForKind::kUnrolled) && !tir::as_const_int(ext)) {
       throw_user_error("stage {}: {} axis {} has the non-constant extent {}", s.name(), tir::to_string(kind), leaf.name(),

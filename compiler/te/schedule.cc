@@ -213,17 +213,17 @@ void set_kind(StageNode* s, const IterVar& iv, tir::ForKind kind, const std::str
 namespace {
 bool known_tag(const std::string& tag) {
   static const std::set<std::string> kTags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
-                                              "threadIdx.y", "threadIdx.z", "vthread"};
+                                              "threadIdx.y", "threadIdx.z", "vthread", "cthread"};
   return kTags.count(tag) > 0;
 }
 }  // namespace
 
 IterVar thread_axis(const std::string& tag, const std::string& name) {
   if (!known_tag(tag)) {
-    throw_user_error("thread_axis: unknown thread tag '{}' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)", tag);
+    throw_user_error("thread_axis: unknown thread tag '{}' (blockIdx.x|y|z, threadIdx.x|y|z, vthread, cthread)", tag);
   }
   return IterVar(Range(), Var(name.empty() ? tag : name),
-                 tag == "vthread" ? IterVarKind::kVirtualThread : IterVarKind::kThreadIndex, tag);
+                 tag == "vthread" || tag == "cthread" ? IterVarKind::kVirtualThread : IterVarKind::kThreadIndex, tag);
 }
 
 void Stage::bind(const IterVar& iv, const IterVar& thread) {
@@ -240,7 +240,8 @@ void Stage::bind(const IterVar& iv, const std::string& thread_tag) {
   StageNode* s = node_.get();
   leaf_pos(s, iv, "bind");
   if (!known_tag(thread_tag)) {
-    throw_user_error("stage {}: bind of axis {} to unknown thread tag '{}' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)",
+    throw_user_error(
+        "stage {}: bind of axis {} to unknown thread tag '{}' (blockIdx.x|y|z, threadIdx.x|y|z, vthread, cthread)",
                      s->op->name, iv.name(), thread_tag);
   }
   if (iv.kind() == IterVarKind::kReduce) {
@@ -252,7 +253,7 @@ void Stage::bind(const IterVar& iv, const std::string& thread_tag) {
                        iv.name(), thread_tag);
     }
   }
-  if (thread_tag == "vthread") set_kind(s, iv, tir::ForKind::kVirtualThread, thread_tag, "bind");
+  if (thread_tag == "vthread" || thread_tag == "cthread") set_kind(s, iv, tir::ForKind::kVirtualThread, thread_tag, "bind");
   else set_kind(s, iv, tir::ForKind::kThreadBinding, thread_tag, "bind");
 }
 

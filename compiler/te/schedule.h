@@ -97,7 +97,10 @@ class Stage {
   /// Back to the default: computed at the root over the whole shape.
   void compute_root();
   /// Binds leaf `iv` to a GPU axis ("blockIdx.x|y|z", "threadIdx.x|y|z": a thread-binding loop)
-  /// or to "vthread" (a virtual-thread loop).
+  /// or to "vthread" / "cthread" (a virtual-thread loop with that thread tag; TVM's two kinds:
+  /// a vthread's threads share the allocations inside it that do not depend on the thread, a
+  /// cthread's threads each get their own copy of every one: tir::transforms::
+  /// inject_virtual_threads).
   void bind(const IterVar& iv, const std::string& thread_tag);
   /// bind(iv, thread's tag) for an axis made by thread_axis (kind kThreadIndex or
   /// kVirtualThread); UserError for another kind.
@@ -166,7 +169,7 @@ class Schedule {
   std::shared_ptr<ScheduleNode> node_;
 };
 
-/// A thread axis to bind leaves to: kind kVirtualThread for tag "vthread", else kThreadIndex
+/// A thread axis to bind leaves to: kind kVirtualThread for tags "vthread" and "cthread", else kThreadIndex
 /// (tags as Stage::bind; UserError for another tag). Its variable is named `name`, or the tag.
 IterVar thread_axis(const std::string& tag, const std::string& name = "");
 

@@ -157,6 +157,7 @@ class Printer {
         std::string head = fmt::format("for {} in range({}, {})", name_of(f->loop_var.get()), expr(f->min), expr(f->extent));
         if (f->kind == ForKind::kThreadBinding) head += fmt::format(" thread_binding({})", quote(f->thread_tag));
         else if (f->kind != ForKind::kSerial) head += fmt::format(" {}", to_string(f->kind));
+        if (f->kind == ForKind::kVirtualThread && !f->thread_tag.empty()) head += fmt::format("({})", quote(f->thread_tag));
         line(d, head + " {");
         stmt(f->body, d + 1);
         line(d, "}");

@@ -68,8 +68,10 @@ Stmt for_loop(Var var, Expr min, Expr extent, ForKind kind, Stmt body, std::stri
   };
   min = fit(std::move(min));
   extent = fit(std::move(extent));
-  TESSEL_CHECK((kind == ForKind::kThreadBinding) == !thread_tag.empty(),
-               "loop {}: a thread tag goes with thread-binding loops only", var.name());
+  TESSEL_CHECK(kind == ForKind::kThreadBinding ? !thread_tag.empty()
+                                                : thread_tag.empty() || (kind == ForKind::kVirtualThread && thread_tag == "cthread"),
+               "loop {}: a thread tag goes with thread-binding loops (and \"cthread\" with virtual-thread loops) only",
+               var.name());
   return Stmt(std::make_shared<ForNode>(std::move(var), std::move(min), std::move(extent), kind, std::move(body),
                                         std::move(thread_tag)));
 }

@@ -116,7 +116,10 @@ struct ForNode : StmtNode {
   const Expr min, extent;
   const ForKind kind;
   const Stmt body;
-  const std::string thread_tag;  ///< kThreadBinding: the GPU axis; else ""
+  /// kThreadBinding: the GPU axis; kVirtualThread: "" (a vthread: threads share what does not
+  /// depend on them) or "cthread" (every allocation inside is per thread,
+  /// transforms/inject_virtual_threads.h); else ""
+  const std::string thread_tag;
 };
 struct IfThenElseNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kIfThenElse;

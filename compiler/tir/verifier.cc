@@ -111,8 +111,12 @@ class Verifier : public IRVisitor {
     if ((op->kind == ForKind::kVectorized || op->kind == ForKind::kUnrolled) && !as_const_int(op->extent)) {
       errors.push_back(fmt::format("{} loop '{}' has a non-constant extent {}", to_string(op->kind), n, to_text(op->extent)));
     }
-    if ((op->kind == ForKind::kThreadBinding) == op->thread_tag.empty()) {
-      errors.push_back(fmt::format("loop '{}': a thread tag goes with thread-binding loops only", n));
+    const bool tag_ok = op->kind == ForKind::kThreadBinding
+                            ? !op->thread_tag.empty()
+                            : op->thread_tag.empty() || (op->kind == ForKind::kVirtualThread && op->thread_tag == "cthread");
+    if (!tag_ok) {
+      errors.push_back(fmt::format(
+          "loop '{}': a thread tag goes with thread-binding loops (and \"cthread\" with virtual-thread loops) only", n));
     }
     if (const int64_t* c = as_const_int(op->extent); c && *c < 0) {
       errors.push_back(fmt::format("loop '{}' has a negative extent {}", n, *c));

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
+#include <optional>
 
 #include "compiler/tir/intrinsics.h"
 #include "compiler/topi/nn.h"
@@ -146,6 +148,42 @@ struct Builder {
   }
 };
 
+/// Which clip bounds can change a result (qnn.h: a bound is left out when the clamp already
+/// keeps every channel's result within it).
+struct ClipNeed {
+  bool lo = true, hi = true;
+};
+ClipNeed clip_needed(const RequantParams& p, int64_t channels) {
+  auto at = [](const std::vector<int32_t>& v, int64_t c) -> int64_t { return v.size() == 1 ? v[0] : v[static_cast<size_t>(c)]; };
+  auto wraps = [](int64_t v) { return v < INT32_MIN || v > INT32_MAX; };
+  ClipNeed need{false, false};
+  for (int64_t c = 0; c < channels; ++c) {
+    bool negative = at(p.multiplier, c) < 0;
+    for (const RequantLimbParams& l : p.low) negative = negative || at(l.multiplier, c) < 0;
+    if (negative && !p.low.empty()) return ClipNeed{};  // limbs of both signs: not monotone
+    // the chain after the clamp at x, without wrapping (nullopt when a step would wrap)
+    auto tail = [&](int64_t x) -> std::optional<int64_t> {
+      int64_t y = 0;
+      for (const RequantLimbParams& l : p.low) {
+        const int64_t t = x * at(l.multiplier, c);
+        if (wraps(t) || wraps(t + y) || wraps(t + y + at(l.round, c))) return std::nullopt;
+        y = (t + y + at(l.round, c)) >> at(l.shift, c);
+      }
+      const int64_t t = x * at(p.multiplier, c);
+      if (wraps(t) || wraps(t + y) || wraps(t + y + at(p.round, c))) return std::nullopt;
+      const int64_t out = ((t + y + at(p.round, c)) >> at(p.shift, c)) + at(p.out_add, c);
+      if (wraps(out)) return std::nullopt;
+      return out;
+    };
+    // the clamp's bounds after the acc_offset ADD (which wraps first: any value then)
+    const auto a = tail(at(p.acc_min, c)), z = tail(at(p.acc_max, c));
+    if (!a || !z) return ClipNeed{};
+    need.lo = need.lo || std::min(*a, *z) < p.clip_lo;
+    need.hi = need.hi || std::max(*a, *z) > p.clip_hi;
+  }
+  return need;
+}
+
 RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, const std::string& name,
                        RequantOps prefix, const ImmPolicy& imm) {
   if (acc.dtype() != DataType::int32()) {
@@ -191,8 +229,9 @@ RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, c
   if (!Builder::all_equal(p.round, 0)) x = b.field_step(x, "round", "add", "round", p.round);
   if (!Builder::all_equal(p.shift, 0)) x = b.field_step(x, "shr", "shr", "shift", p.shift);
   if (!Builder::all_equal(p.out_add, 0)) x = b.field_step(x, "out_add", "add", "out_add", p.out_add);
-  x = b.field_step(x, "clip_lo", "max", "clip_lo", {p.clip_lo});
-  x = b.field_step(x, "clip_hi", "min", "clip_hi", {p.clip_hi});
+  const ClipNeed clip = clip_needed(p, b.channels);
+  if (clip.lo) x = b.field_step(x, "clip_lo", "max", "clip_lo", {p.clip_lo});
+  if (clip.hi) x = b.field_step(x, "clip_hi", "min", "clip_hi", {p.clip_hi});
   b.ops.out = topi::cast(x, DataType::int8(), name);
   return std::move(b.ops);
 }

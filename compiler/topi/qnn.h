@@ -13,7 +13,11 @@
 // Every step is int32 and wraps at 32 bits, like the accelerator's ALU and RequantChannel::apply.
 // One compute stage per ALU step (named "<name>.<step>"), so that accelerator schedules can give
 // each its own pragma_alu nest; a step that cannot change any value (ADD 0, MAX INT32_MIN, MIN
-// INT32_MAX, MUL 1, SHR 0) is left out, which changes no result. A field with one entry is an
+// INT32_MAX, MUL 1, SHR 0) is left out, which changes no result; so is a clip bound that the
+// clamp already guarantees: when, for every channel, the chain after the clamp maps acc_min and
+// acc_max to values within [clip_lo, clip_hi] without wrapping, and is monotone (no low limbs,
+// or every multiplier of one sign >= 0), every result lies between those two values (the
+// accelerator path's rule, compiler/backend/accel/plan.cc). A field with one entry is an
 // immediate in the body; a field with one entry per channel is an int32 [C] placeholder
 // ("<name>.<field>") whose contents the caller binds (RequantOps::constants). Under an
 // ImmPolicy with imm_bits > 0, a one-entry value that does not fit a signed imm_bits-bit

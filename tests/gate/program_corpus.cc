@@ -35,6 +35,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -57,6 +58,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/driver/lower.h"
 #include "compiler/driver/lower_conv_template.h"
+#include "isa/asm.h"
 #include "isa/config.h"
 #include "isa/program.h"
 #include "runtime/cpu/kernels.h"
@@ -259,6 +261,9 @@ struct Options {
   bool compare_template = false;  ///< --compare-template: the template-path measurement
   std::string compare_json;       ///< --json: where it also goes
   size_t template_candidates = compiler::driver::ConvTemplateOptions{}.max_candidates;  ///< --template-candidates
+  std::string dump_programs;      ///< --dump-programs: both Programs of every compared layer as assembler
+  std::string dump_ir;            ///< --dump-ir: with --dump-programs, the template's TIR after this pass
+  std::vector<std::string> only_layers;  ///< --layers: with --compare-template, these ONNX node names only
 };
 
 bool selected(const std::vector<std::string>& only, const std::string& name) {
@@ -758,9 +763,30 @@ runtime::Requant shape_only_requant() {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
+/// Writes both Programs of a compared layer as assembler (the schedule and cycles as comments).
+void dump_pair(const std::string& dir, const std::string& key, const std::string& config, const std::string& layer,
+               const compiler::accel::LoweredLayer& old_low, const compiler::accel::LoweredLayer& tmpl) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw_user_error("--dump-programs: cannot create {}: {}", quote(dir), ec.message());
+  std::string stem = fmt::format("{}.{}.{}", fs::path(key).stem().string(), config, layer);
+  for (char& c : stem) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  auto write = [&](const char* which, const compiler::accel::LoweredLayer& l) {
+    std::string text = fmt::format("; {} path: {}\n; {} cycles (stream cost model)\n{}", which, l.schedule,
+                                   l.est_cycles, isa::disassemble(l.program));
+    if (!l.ir_dump.empty()) text += "\n/* the template's TIR\n" + l.ir_dump + "*/\n";
+    support::write_file_atomic((fs::path(dir) / (stem + "." + which + ".asm")).string(), text);
+  };
+  write("old", old_low);
+  write("template", tmpl);
+}
+
 std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& path, const ModelInput& input,
                                        const std::string& config_name, const isa::HwConfig& cfg,
-                                       const compiler::driver::ConvTemplateOptions& topts) {
+                                       const compiler::driver::ConvTemplateOptions& topts,
+                                       const std::string& dump_dir, const std::vector<std::string>& only_layers) {
   compiler::CompileOptions opts;
   opts.config = cfg;
   opts.offload = true;
@@ -773,6 +799,7 @@ std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& p
     if (li.placement != runtime::Placement::kAccel) continue;
     const runtime::Step& step = exe.steps[static_cast<size_t>(li.step)];
     if (step.op != "qconv2d") continue;
+    if (!only_layers.empty() && std::find(only_layers.begin(), only_layers.end(), li.name) == only_layers.end()) continue;
     CompareRecord r;
     r.model = key;
     r.config = config_name;
@@ -793,6 +820,7 @@ std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& p
       const compiler::accel::LoweredLayer t = compiler::driver::lower_conv2d_template(layer, cfg, topts);
       r.template_cycles = t.est_cycles;
       r.template_schedule = t.schedule;
+      if (!dump_dir.empty()) dump_pair(dump_dir, key, config_name, li.name, old_low, t);
     } catch (const compiler::driver::TemplateUnsupported& e) {
       r.feature = e.feature();
       r.reason = e.what();
@@ -874,7 +902,8 @@ int run_compare(const Options& o) {
       try {
         compiler::driver::ConvTemplateOptions topts;
         topts.max_candidates = o.template_candidates;
-        rs = compare_one(f.key, f.path, *input, name, cfg, topts);
+        if (!o.dump_programs.empty()) topts.dump_ir_after = o.dump_ir;
+        rs = compare_one(f.key, f.path, *input, name, cfg, topts, o.dump_programs, o.only_layers);
       } catch (const UserError& e) {
         not_compiled.push_back(fmt::format("{} on {}: compile: {}", f.key, name, e.what()));
         fmt::print("  {} on {}: not compiled: {}\n", f.key, name, e.what());
@@ -1075,6 +1104,14 @@ int run(int argc, char** argv) {
   app.add_option("--template-candidates", o.template_candidates,
                  "with --compare-template: points the template search builds (ConvTemplateOptions::max_candidates)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
+  app.add_option("--dump-programs", o.dump_programs,
+                 "with --compare-template: write both Programs of every layer the template takes as assembler "
+                 "into this directory (<model>.<config>.<layer>.old.asm / .template.asm, the schedule first)");
+  app.add_option("--layers", o.only_layers, "with --compare-template: compare only these layers (ONNX node names)")
+      ->delimiter(',');
+  app.add_option("--dump-ir", o.dump_ir,
+                 "with --dump-programs: append the template's TIR after this accelerator pass (\"input\", \"all\" "
+                 "or a pass name) to each .template.asm");
   app.add_option("--json", o.compare_json, "with --compare-template: also write the comparison as JSON here");
   app.add_option("--resnet18-budget", g_budget,
                  "C2..C12 cycle budget on 'default' (tests of the gate only; at most the frozen 7236325)")
@@ -1098,6 +1135,9 @@ int run(int argc, char** argv) {
     return run_compare(o);
   }
   if (!o.compare_json.empty()) throw CLI::ValidationError("--json", "needs --compare-template");
+  if (!o.dump_programs.empty()) throw CLI::ValidationError("--dump-programs", "needs --compare-template");
+  if (!o.dump_ir.empty() && o.dump_programs.empty()) throw CLI::ValidationError("--dump-ir", "needs --dump-programs");
+  if (!o.only_layers.empty() && !o.compare_template) throw CLI::ValidationError("--layers", "needs --compare-template");
   if (o.golden.empty()) throw CLI::ValidationError("--golden", "is required (unless --compare-template)");
   if (o.update && (!o.only_models.empty() || !o.only_configs.empty())) {
     throw CLI::ValidationError("--update", "writes the whole corpus; it cannot be combined with --models or --configs");

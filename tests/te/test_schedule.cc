@@ -132,11 +132,11 @@ TEST(TeSchedule, ErrorsNameStageAndAxis) {
   EXPECT_EQ(user_error_of([&] { s[m.a].split(i, 2); }),
             "stage A: split of a placeholder, which has no loops to schedule");
   EXPECT_EQ(user_error_of([&] { c.bind(j, "warp.x"); }),
-            "stage C: bind of axis j to unknown thread tag 'warp.x' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
+            "stage C: bind of axis j to unknown thread tag 'warp.x' (blockIdx.x|y|z, threadIdx.x|y|z, vthread, cthread)");
   EXPECT_EQ(user_error_of([&] { c.bind(m.k, "threadIdx.x"); }), "stage C: bind of reduction axis k to threadIdx.x");
   EXPECT_EQ(user_error_of([&] { c.bind(j, m.k); }), "stage C: bind of axis j to k (kind reduce), which is not a thread axis");
   EXPECT_EQ(user_error_of([&] { thread_axis("lane"); }),
-            "thread_axis: unknown thread tag 'lane' (blockIdx.x|y|z, threadIdx.x|y|z, vthread)");
+            "thread_axis: unknown thread tag 'lane' (blockIdx.x|y|z, threadIdx.x|y|z, vthread, cthread)");
   EXPECT_EQ(user_error_of([&] { c.parallel(m.k); }), "stage C: parallel of reduction axis k");
   c.parallel(j);
   EXPECT_EQ(user_error_of([&] { c.vectorize(j); }), "stage C: vectorize of axis j, which is already parallel");

@@ -119,15 +119,16 @@ TEST(TransformInjectVirtualThreads, StatementsThatAreNotIdempotentRunPerThread) 
   Var vt("vt");
   // cnt[0] += 1 does not use vt but must happen twice; so must a sync call of unknown effect;
   // the copy of S[3] into D[2] is thread-independent and idempotent: once. (A copy into A would
-  // run per thread: the threads write A.)
+  // run per thread: the threads write A.) The sync and the store to A, consecutive statements
+  // copied whole, run thread by thread: sync, A[0], sync, A[1].
   Stmt body = seq({buffer_store(cnt, buffer_load(cnt, {0}) + 1, {0}), buffer_store(d, buffer_load(src, {3}), {2}),
                    evaluate(call(DataType::int32(), "test.sync", {})), buffer_store(a, vt, {vt})});
   Stmt before = for_loop(vt, 0, 2, ForKind::kVirtualThread, body);
   Stmt after = inject_virtual_threads(before);
   Stmt expected = seq({buffer_store(cnt, buffer_load(cnt, {0}) + 1, {0}), buffer_store(cnt, buffer_load(cnt, {0}) + 1, {0}),
                        buffer_store(d, buffer_load(src, {3}), {2}),
-                       evaluate(call(DataType::int32(), "test.sync", {})), evaluate(call(DataType::int32(), "test.sync", {})),
-                       buffer_store(a, 0, {0}), buffer_store(a, 1, {1})});
+                       evaluate(call(DataType::int32(), "test.sync", {})), buffer_store(a, 0, {0}),
+                       evaluate(call(DataType::int32(), "test.sync", {})), buffer_store(a, 1, {1})});
   expect_same_stmt(after, expected);
   expect_same_results(before, after, {a, cnt, d, src});
   // A thread-independent, idempotent body runs once.
@@ -195,7 +196,7 @@ TEST(TransformInjectVirtualThreads, StridedReplicasFlatIndicesAndRegions) {
                          for_loop(j2, 0, 3, ForKind::kSerial,
                                   seq({buffer_store(rep, i2 * 10 + j2, {0, i2, j2}),
                                        buffer_store(rep, i2 * 10 + j2 + 100, {1, i2, j2})}))),
-                copy_out(0), copy_out(1), buffer_store(d, buffer_load(rep, {5}), {0}),
+                copy_out(0), buffer_store(d, buffer_load(rep, {5}), {0}), copy_out(1),
                 buffer_store(d, buffer_load(rep, {12}), {1})}));
   expect_same_stmt(after, expected);
   expect_same_results(before, after, {c, d});

@@ -69,10 +69,10 @@ TEST(TopiAccelSchedule, Conv2dWeightsReusedAcrossSpatialTilesWithOneChunk) {
     }
     return n;
   };
-  // one chunk (tile_ic = both input blocks): per output-channel tile one 2-D load (kernel rows x
-  // columns) per input block, 2 x 2, whatever the spatial tiles
-  EXPECT_EQ(wgt_loads(2, 1), 4);
-  EXPECT_EQ(wgt_loads(2, 2), 4);
+  // one chunk (tile_ic = both input blocks): per output-channel tile one load (its input blocks
+  // and kernel taps are one run of 2 x 3 x 3 elements), 2 in all, whatever the spatial tiles
+  EXPECT_EQ(wgt_loads(2, 1), 2);
+  EXPECT_EQ(wgt_loads(2, 2), 2);
   // two chunks: 2 output tiles x 4 spatial tiles x 2 chunks, one input block each
   EXPECT_EQ(wgt_loads(1, 1), 16);
 }

@@ -21,12 +21,13 @@ namespace {
 using arith::Analyzer;
 
 constexpr std::string_view kVirtualThreadAttr = "virtual_thread";
+constexpr std::string_view kCthreadTag = "cthread";
 
 // The set T of variables and buffer data variables that depend on the thread (the header's
 // step 1).
 class ThreadDeps {
  public:
-  explicit ThreadDeps(const Var& vt) { t_.insert(vt.get()); }
+  ThreadDeps(const Var& vt, bool share) : share_(share) { t_.insert(vt.get()); }
 
   void compute(const Stmt& body) {
     for (;;) {
@@ -118,7 +119,11 @@ class ThreadDeps {
         walk(op->body, c);
         return;
       }
-      case StmtKind::kAllocate: walk(s.as<AllocateNode>()->body, ctrl); return;
+      case StmtKind::kAllocate:
+        // a cthread: every allocation inside it is per thread
+        if (!share_) add(s.as<AllocateNode>()->buffer->data.get());
+        walk(s.as<AllocateNode>()->body, ctrl);
+        return;
       case StmtKind::kSeqStmt:
         for (const Stmt& x : s.as<SeqStmtNode>()->seq) walk(x, ctrl);
         return;
@@ -164,6 +169,7 @@ class ThreadDeps {
     }
   }
 
+  bool share_;
   std::set<const VarNode*> t_;
   std::vector<Site> sites_;
 };
@@ -171,7 +177,8 @@ class ThreadDeps {
 // Step 2 and 3 of the header for one virtual thread.
 class Pusher {
  public:
-  Pusher(const ThreadDeps& deps, const Var& vt, const Expr& mn, int n) : deps_(deps), n_(n), vars_(n) {
+  Pusher(const ThreadDeps& deps, const Var& vt, const Expr& mn, int n, const VirtualThreadOptions& opts)
+      : deps_(deps), opts_(opts), n_(n), vars_(n) {
     for (int k = 0; k < n; ++k) vars_[k][vt] = mn + make_const(vt.dtype(), k);
   }
 
@@ -179,8 +186,26 @@ class Pusher {
     if (!s.defined() || !depends(s)) return s;
     switch (s.kind()) {
       case StmtKind::kSeqStmt: {
-        std::vector<Stmt> out;
-        for (const Stmt& x : s.as<SeqStmtNode>()->seq) out.push_back(push(x));
+        // A run of consecutive statements that each become n copies becomes n groups, thread
+        // by thread (each thread's statements in order): the threads are independent, and a
+        // thread's whole run then follows the one before it (its loads, then its compute, ...),
+        // rather than every statement waiting for all threads' copies of the one before.
+        std::vector<Stmt> out, run;
+        auto flush = [&] {
+          for (int k = 0; k < n_; ++k) {
+            for (const Stmt& x : run) out.push_back(instance(k == 0 ? x : renew_defs(x), k));
+          }
+          run.clear();
+        };
+        for (const Stmt& x : s.as<SeqStmtNode>()->seq) {
+          if (copied_whole(x)) {
+            run.push_back(x);
+            continue;
+          }
+          flush();
+          out.push_back(push(x));
+        }
+        flush();
         return seq(std::move(out));
       }
       case StmtKind::kFor: {
@@ -209,7 +234,7 @@ class Pusher {
       }
       case StmtKind::kAttrStmt: {
         const auto* op = s.as<AttrStmtNode>();
-        if (deps_.uses(op->value) || deps_.uses(op->node)) break;
+        if (deps_.uses(op->value) || deps_.uses(op->node) || opts_.opaque_attrs.count(op->key)) break;
         return attr_stmt(op->node, op->key, op->value, push(op->body));
       }
       case StmtKind::kAssertStmt: {
@@ -239,6 +264,27 @@ class Pusher {
   };
 
   bool depends(const Stmt& s) const { return deps_.uses(s) || has_opaque_call(s); }
+
+  /// push(s) would make n copies of the whole of `s` (the default case below).
+  bool copied_whole(const Stmt& s) const {
+    if (!s.defined() || !depends(s)) return false;
+    switch (s.kind()) {
+      case StmtKind::kSeqStmt: return false;
+      case StmtKind::kFor: {
+        const auto* op = s.as<ForNode>();
+        return deps_.uses(op->min) || deps_.uses(op->extent);
+      }
+      case StmtKind::kIfThenElse: return deps_.uses(s.as<IfThenElseNode>()->cond);
+      case StmtKind::kLetStmt: return false;
+      case StmtKind::kAttrStmt: {
+        const auto* op = s.as<AttrStmtNode>();
+        return deps_.uses(op->value) || deps_.uses(op->node) || opts_.opaque_attrs.count(op->key) > 0;
+      }
+      case StmtKind::kAssertStmt: return deps_.uses(s.as<AssertStmtNode>()->cond);
+      case StmtKind::kAllocate: return false;
+      default: return true;
+    }
+  }
 
   Buffer replicate(const Buffer& b) {
     Expr outer;
@@ -321,6 +367,7 @@ class Pusher {
   Expr instance(const Expr& e, int k) { return Instance(*this, k).mutate_expr(e); }
 
   const ThreadDeps& deps_;
+  const VirtualThreadOptions& opts_;
   int n_;
   std::vector<std::map<Var, Expr, VarLess>> vars_;
   std::map<const VarNode*, Replica> replicas_;
@@ -328,7 +375,7 @@ class Pusher {
 
 class Injector : public IRMutator {
  public:
-  explicit Injector(Analyzer& a) : an_(a) {}
+  Injector(Analyzer& a, const VirtualThreadOptions& opts) : an_(a), opts_(opts) {}
 
  protected:
   using IRMutator::mutate;
@@ -347,7 +394,9 @@ class Injector : public IRMutator {
       }
     }
     Stmt body = with_fact(an_, op->loop_var, Range{op->min, op->extent}, [&] { return mutate_stmt(inner); });
-    if (op->kind == ForKind::kVirtualThread) return inject(op->loop_var, op->min, op->extent, body);
+    if (op->kind == ForKind::kVirtualThread) {
+      return inject(op->loop_var, op->min, op->extent, body, op->thread_tag != kCthreadTag);
+    }
     if (body.same_as(op->body)) return self;
     return for_loop(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag);
   }
@@ -356,31 +405,36 @@ class Injector : public IRMutator {
     if (op->key != kVirtualThreadAttr || !op->node.as<VarNode>()) return IRMutator::mutate(op, self);
     Var vt = Var::from(op->node);
     Stmt body = with_fact(an_, vt, Range{make_const(vt.dtype(), 0), op->value}, [&] { return mutate_stmt(op->body); });
-    return inject(vt, make_const(vt.dtype(), 0), op->value, body);
+    return inject(vt, make_const(vt.dtype(), 0), op->value, body, true);
   }
 
  private:
-  Stmt inject(const Var& vt, const Expr& mn, const Expr& extent, const Stmt& body) {
+  Stmt inject(const Var& vt, const Expr& mn, const Expr& extent, const Stmt& body, bool share) {
     Expr ext = an_.simplify(extent);
     const int64_t* n = as_const_int(ext);
     if (!n) throw_user_error("inject_virtual_threads: virtual thread '{}' has non-constant extent {}", vt.name(), to_text(ext));
     if (*n <= 0) return no_op();
     if (*n == 1) return simplify(substitute(body, vt, mn), an_);
     TESSEL_CHECK(*n <= (int64_t{1} << 20), "virtual thread {} extent {}", vt.name(), *n);
-    ThreadDeps deps(vt);
+    ThreadDeps deps(vt, share);
     deps.compute(body);
-    Pusher p(deps, vt, mn, static_cast<int>(*n));
+    Pusher p(deps, vt, mn, static_cast<int>(*n), opts_);
     return simplify(p.push(body), an_);
   }
 
   Analyzer& an_;
+  const VirtualThreadOptions& opts_;
 };
 
 }  // namespace
 
-Stmt inject_virtual_threads(const Stmt& s, arith::Analyzer& analyzer) {
+Stmt inject_virtual_threads(const Stmt& s, arith::Analyzer& analyzer, const VirtualThreadOptions& opts) {
   TESSEL_CHECK(s.defined(), "inject_virtual_threads of an undefined statement");
-  return Injector(analyzer).mutate_stmt(s);
+  return Injector(analyzer, opts).mutate_stmt(s);
+}
+
+Stmt inject_virtual_threads(const Stmt& s, arith::Analyzer& analyzer) {
+  return inject_virtual_threads(s, analyzer, VirtualThreadOptions{});
 }
 
 Stmt inject_virtual_threads(const Stmt& s) {
@@ -388,10 +442,13 @@ Stmt inject_virtual_threads(const Stmt& s) {
   return inject_virtual_threads(s, a);
 }
 
-PrimFunc inject_virtual_threads(const PrimFunc& f) {
+PrimFunc inject_virtual_threads(const PrimFunc& f, const VirtualThreadOptions& opts) {
   TESSEL_CHECK(f.defined(), "inject_virtual_threads of an undefined function");
-  Stmt body = inject_virtual_threads(f->body);
+  arith::Analyzer a;
+  Stmt body = inject_virtual_threads(f->body, a, opts);
   return body.same_as(f->body) ? f : f.with_body(body);
 }
+
+PrimFunc inject_virtual_threads(const PrimFunc& f) { return inject_virtual_threads(f, VirtualThreadOptions{}); }
 
 }  // namespace tessel::tir::transforms

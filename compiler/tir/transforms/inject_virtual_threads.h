@@ -19,7 +19,15 @@
 //     thread is pushed into its body, so `for k: {A(vt); B}` becomes
 //     `for k: {A(0); A(1); ...; B}`. Any other dependent statement (a store, a call, a loop
 //     whose bounds use T, ...) becomes n copies, thread 0 first, with vt replaced by m + t; copies
-//     after the first get fresh binders. A let whose value uses T becomes n lets, one per thread.
+//     after the first get fresh binders. Consecutive statements of a sequence that each become
+//     copies are copied as one run, thread by thread: {A(vt); B(vt)} becomes
+//     {A(0); B(0); A(1); B(1)} (the threads are independent, so each thread's statements only
+//     keep their order; on the accelerator, thread 0's loads, compute and store can then proceed
+//     while thread 1's are still queued). A let whose value uses T becomes n lets, one per thread.
+//     An attribute whose key is one of VirtualThreadOptions::opaque_attrs is a unit: when it
+//     depends on the thread it becomes n copies, the thread is not pushed into its body (the
+//     accelerator's micro-op kernels: each is one instruction, and a thread's kernel must stay
+//     a kernel of its own for the threads' instructions to interleave).
 //  3. Replication. An Allocate inside the virtual thread whose buffer is in T becomes one buffer
 //     with an extra outer dimension of n (thread t uses [t, ...]; explicit strides get the span
 //     of one replica as the outer stride); accesses through a single flat index and
@@ -38,16 +46,28 @@
 // non-constant extent n"); a virtual-thread loop and its attribute disagreeing on the extent.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/function.h"
 
 namespace tessel::tir::transforms {
 
+/// What a caller (a backend's pipeline) adds to the pass.
+struct VirtualThreadOptions {
+  /// Attribute keys whose statements are units (header step 2), e.g. "accel.coproc_scope".
+  std::set<std::string> opaque_attrs;
+};
+
 /// `s` with every virtual thread injected, under the facts of `analyzer` (left as it was).
+Stmt inject_virtual_threads(const Stmt& s, arith::Analyzer& analyzer, const VirtualThreadOptions& opts);
+/// With no opaque attributes.
 Stmt inject_virtual_threads(const Stmt& s, arith::Analyzer& analyzer);
 /// Statement form with a fresh Analyzer.
 Stmt inject_virtual_threads(const Stmt& s);
 /// The function with its virtual threads injected.
+PrimFunc inject_virtual_threads(const PrimFunc& f, const VirtualThreadOptions& opts);
 PrimFunc inject_virtual_threads(const PrimFunc& f);
 
 }  // namespace tessel::tir::transforms

@@ -112,7 +112,7 @@ void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage&
           break;
         case ChannelConstant::Kind::kElement:
           sc.compute_at(out, at);
-          sc.pragma(sc->leaf_iter_vars[1], "dma_copy");
+          sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
           break;
       }
     }
@@ -354,12 +354,13 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
     tv = t;
     chan_at = bo_oi;
     out.reorder({ax[0], tv, bo_oi, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
-    out.bind(tv, "vthread");
+    out.bind(tv, "cthread");
   } else {
     out.reorder({ax[0], bo_o, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
   }
-  // One 2-D store (rows y_i, columns x_i) per output-channel block of the tile.
-  out.pragma(y_i, "dma_copy");
+  // The tile's store from its first loop: inject_dma_copy makes it the fewest DMAs (one per
+  // output-channel block of the tile, a single run when the tile is whole planes).
+  out.pragma(bo_i, "dma_copy");
   schedule_alu_steps(s, rq, out, x_o, chan_at);
 
   te::Stage sc = s[acc_c];
@@ -378,9 +379,11 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   } else {
     sw.compute_at(sc, rc_o);
   }
-  // One 2-D DMA per channel block: input rows x columns of the window, kernel rows x columns.
-  sx.pragma(sx->leaf_iter_vars[2], "dma_copy");
-  sw.pragma(sw->leaf_iter_vars[2], "dma_copy");
+  // Both copies from their first loop: inject_dma_copy merges what is contiguous (the window's
+  // channel blocks when it is whole unpadded planes; a weight tile's channel blocks and taps)
+  // and leaves the rest as loops around the DMA (a padded window: one per channel block).
+  sx.pragma(sx->leaf_iter_vars.front(), "dma_copy");
+  sw.pragma(sw->leaf_iter_vars.front(), "dma_copy");
   std::vector<Tensor> args = {layer.x, layer.w};
   for (const ChannelConstant& c : rq.constants) args.push_back(c.tensor);
   args.push_back(rq.out);
@@ -432,7 +435,7 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   if (nthread > 1) {
     auto [t, bn_oi] = out.split_nparts(bn_o, nthread);
     out.reorder({t, bn_oi, ax[0], bn_i, ax[2], ax[3]});
-    out.bind(t, "vthread");
+    out.bind(t, "cthread");
     at = bn_oi;
   } else {
     out.reorder({bn_o, ax[0], bn_i, ax[2], ax[3]});

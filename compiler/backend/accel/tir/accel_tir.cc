@@ -8,6 +8,7 @@
 #include "compiler/backend/accel/tir/inject_alu.h"
 #include "compiler/backend/accel/tir/inject_dma_copy.h"
 #include "compiler/backend/accel/tir/tensorize_gemm.h"
+#include "compiler/target/accel_intrin.h"
 #include "compiler/tir/transforms/inject_virtual_threads.h"
 #include "isa/asm.h"
 #include "support/error.h"
@@ -29,7 +30,13 @@ tir::PassManager tir_pipeline(const isa::HwConfig& cfg) {
       {"inject_alu", "element-wise acc loop nests under pragma_alu -> accel.alu_uop kernels",
        [cfg](const tir::PrimFunc& f) { return inject_alu(f, cfg); }},
       {"inject_virtual_threads", "virtual-thread loops -> the threads' statements interleaved, allocations replicated",
-       [](const tir::PrimFunc& f) { return tir::transforms::inject_virtual_threads(f); }},
+       [](const tir::PrimFunc& f) {
+         // a micro-op kernel (and every coprocessor statement) is one instruction: each thread
+         // keeps its own, so the threads' instructions interleave
+         tir::transforms::VirtualThreadOptions o;
+         o.opaque_attrs = {std::string(target::accel::kCoprocScope), std::string(target::accel::kUopKernel)};
+         return tir::transforms::inject_virtual_threads(f, o);
+       }},
       {"allocate_scratchpads", "inp/wgt/acc/uop allocations -> scratchpad row offsets",
        [cfg](const tir::PrimFunc& f) { return allocate_scratchpads(f, cfg); }},
       {"fold_uop_loops", "the loops inside each micro-op kernel -> the GEMM/ALU instruction's loop nest",
