@@ -113,6 +113,44 @@ TEST(TransformInjectVirtualThreads, DmaCallsThroughAccessPtr) {
   expect_same_results(before, after, {x, w, y});
 }
 
+TEST(TransformInjectVirtualThreads, CthreadGivesEveryThreadItsOwnBuffers) {
+  // The Gemv of the vthread test under a "cthread" loop: the weight copy does not depend on the
+  // thread, yet wgt is replicated too and each thread loads its own copy (ping-pong buffers).
+  Gemv g;
+  Var vt("vt");
+  Stmt before = for_loop(vt, 0, 2, ForKind::kVirtualThread, g.body(vt), "cthread");
+  EXPECT_EQ(to_text(before).substr(0, 43), "for vt in range(0, 2) vthread(\"cthread\") {\n");
+  Stmt after = inject_virtual_threads(before);
+  const std::string text = to_text(after);
+  EXPECT_NE(text.find("allocate wgt: int32[2, 4] local.wgt_buffer"), std::string::npos) << text;
+  EXPECT_NE(text.find("wgt[0, k] = W[k]"), std::string::npos) << text;
+  EXPECT_NE(text.find("wgt[1, k] = W[k]"), std::string::npos) << text;
+  expect_same_results(before, after, {g.b, g.w, g.c});
+  expect_golden("transform_inject_virtual_threads_cthread.tir", text);
+  // the same loop as a vthread shares the weight copy
+  const std::string shared = to_text(inject_virtual_threads(for_loop(vt, 0, 2, ForKind::kVirtualThread, g.body(vt))));
+  EXPECT_NE(shared.find("allocate wgt: int32[4] local.wgt_buffer"), std::string::npos) << shared;
+}
+
+TEST(TransformInjectVirtualThreads, OpaqueAttributesAreCopiedWhole) {
+  // for k { attr "unit" { for i: A[vt * 4 + i] = i } }: by default the thread goes into the
+  // attribute and the loop; with "unit" opaque, the attribute is copied whole per thread.
+  Buffer a("A", DataType::int32(), {8});
+  Var vt("vt"), i("i");
+  Stmt body = attr_stmt(Expr(), "unit", 1, for_loop(i, 0, 4, ForKind::kSerial, buffer_store(a, i, {vt * 4 + i})));
+  Stmt before = for_loop(vt, 0, 2, ForKind::kVirtualThread, body);
+  const std::string pushed = to_text(inject_virtual_threads(before));
+  EXPECT_EQ(pushed.find("attr [] \"unit\""), pushed.rfind("attr [] \"unit\"")) << pushed;  // one attribute
+  VirtualThreadOptions o;
+  o.opaque_attrs = {"unit"};
+  arith::Analyzer az;
+  const Stmt after = inject_virtual_threads(before, az, o);
+  const std::string text = to_text(after);
+  EXPECT_NE(text.find("attr [] \"unit\""), text.rfind("attr [] \"unit\"")) << text;  // two
+  expect_same_results(before, after, {a});
+  expect_golden("transform_inject_virtual_threads_opaque.tir", text);
+}
+
 TEST(TransformInjectVirtualThreads, StatementsThatAreNotIdempotentRunPerThread) {
   Buffer a("A", DataType::int32(), {4}), cnt("cnt", DataType::int32(), {1}), d("D", DataType::int32(), {4});
   Buffer src("S", DataType::int32(), {4});

@@ -427,6 +427,52 @@ TEST(TopiGolden, SmallConv2dAndDense) {
 /// ImmPolicy::packed_channels: the per-channel fields become [C/lanes][B][lanes] constants (every
 /// batch lane the channel's value), the same values as the flat [C] form; wide one-entry values
 /// stay one element.
+// A clip bound the clamp already guarantees is left out (qnn.h); the values stay the same.
+TEST(TopiRequant, ClipsTheClampGuaranteesAreLeftOut) {
+  te::Tensor acc = placeholder(S({2, 8}), DataType::int32(), "acc");
+  auto ops_of = [&](const RequantParams& p) {
+    std::vector<std::string> v;
+    for (const RequantStep& st : requantize(acc, p, false, "rq").steps) v.push_back(st.op);
+    return v;
+  };
+  RequantParams p;
+  p.acc_min = {-1000};
+  p.acc_max = {1000};
+  p.shift = {4};
+  p.round = {8};
+  // (x + 8) >> 4 maps [-1000, 1000] to [-62, 63]: no clip
+  EXPECT_EQ(ops_of(p), (std::vector<std::string>{"max", "min", "add", "shr"}));
+  // acc_max 4000 maps to 250: the upper clip stays, the lower one goes
+  RequantParams hi = p;
+  hi.acc_max = {4000};
+  EXPECT_EQ(ops_of(hi), (std::vector<std::string>{"max", "min", "add", "shr", "min"}));
+  // a negative multiplier mirrors the range: -4000 * -1 -> 250 needs the upper clip; per
+  // channel, one channel needing it keeps it for all
+  RequantParams neg = p;
+  neg.acc_min = {-1000, -1000, -1000, -1000, -1000, -1000, -1000, -4000};
+  neg.multiplier = {-1};
+  EXPECT_EQ(ops_of(neg), (std::vector<std::string>{"max", "min", "mul", "add", "shr", "min"}));
+  // no clamp: both clips
+  RequantParams none;
+  none.shift = {4};
+  EXPECT_EQ(ops_of(none), (std::vector<std::string>{"shr", "max", "min"}));
+  // the values: the chain with and without the elision agree on every accumulator
+  for (const RequantParams& q : {p, hi, neg}) {
+    RequantOps r = requantize(acc, q, false, "rq");
+    Data in;
+    for (int64_t v = -5000; v < 5000; v += 625) in.push_back(v);
+    const Data got = run_default(r.out, {{acc, in}}, r.constants);
+    for (size_t k = 0; k < in.size(); ++k) {
+      const int64_t c = static_cast<int64_t>(k % 8);
+      int64_t x = std::min<int64_t>(std::max<int64_t>(in[k], q.acc_min.size() == 1 ? q.acc_min[0] : q.acc_min[c]),
+                                    q.acc_max[0]);
+      x = ((x * q.multiplier[0] + q.round[0]) >> q.shift[0]);
+      x = std::min<int64_t>(std::max<int64_t>(x, -128), 127);
+      EXPECT_EQ(got[k], x) << "accumulator " << in[k];
+    }
+  }
+}
+
 TEST(TopiRequant, PackedChannelConstantsMatchTheFlatForm) {
   std::mt19937 rng(83);
   const int64_t mb = 1, nb = 3, bb = 2, bo = 4;
