@@ -63,8 +63,8 @@ std::vector<int8_t> pack_weights(const accel::AccelLayer& layer, const accel::Co
 /// The chain of runtime/qnn.h resolved per channel (runtime::requant_channel), as
 /// topi::RequantParams (the bias and the input zero point are the template's: topi::accel::
 /// Conv2dLayer::bias, x_zero_point): one entry per field when
-/// every channel's chain is the same, else `lanes` entries (OCB * BO: the padding lanes get the
-/// identity chain; their outputs are never read).
+/// every channel's chain is the same, else `lanes` entries (OCB * BO: the padding lanes repeat
+/// channel 0's chain; their outputs are never read).
 topi::RequantParams requant_params(const accel::AccelLayer& layer, int64_t lanes,
                                    bool* per_channel) {
   const runtime::QConv2dParams& p = layer.params;
@@ -91,8 +91,10 @@ topi::RequantParams requant_params(const accel::AccelLayer& layer, int64_t lanes
   for (const runtime::RequantChannel& c : ch) uniform = uniform && same(c, ch.front());
   *per_channel = !uniform;
   const int64_t n = uniform ? 1 : lanes;
-  const runtime::RequantChannel identity;
-  auto at = [&](int64_t o) -> const runtime::RequantChannel& { return o < p.oc ? ch[static_cast<size_t>(o)] : identity; };
+  // a padding lane repeats channel 0's chain: any chain would do (its outputs are not read),
+  // and a real one keeps topi::requantize's clip elision (the identity chain, unclamped, would
+  // need both clips)
+  auto at = [&](int64_t o) -> const runtime::RequantChannel& { return ch[static_cast<size_t>(o < p.oc ? o : 0)]; };
   topi::RequantParams r;
   r.acc_offset.clear();
   r.acc_min.clear();
@@ -113,7 +115,7 @@ topi::RequantParams requant_params(const accel::AccelLayer& layer, int64_t lanes
     r.shift.push_back(c.shift);
     r.out_add.push_back(c.out_add);
     for (int32_t j = 0; j < n_low; ++j) {
-      // a padding lane (identity, no limbs) adds nothing: multiplier 0, round 0, shift 0
+      // a channel with fewer limbs adds nothing in the others: multiplier 0, round 0, shift 0
       const runtime::RequantLimb l = j < c.n_low ? c.low[j] : runtime::RequantLimb{};
       r.low[static_cast<size_t>(j)].multiplier.push_back(l.multiplier);
       r.low[static_cast<size_t>(j)].round.push_back(l.round);
@@ -152,9 +154,12 @@ struct FastModel {
   int64_t beats(int64_t bytes) const { return ceil_div(bytes, cfg.bus_bytes()); }
 
   std::optional<double> operator()(const te::ConfigEntity& pt) const {
-    const int64_t tile_oc = pt.split("tile_oc")[1], tile_ic = pt.split("tile_ic")[1], nthread = pt.knob("oc_nthread");
+    const int64_t tile_oc = pt.split("tile_oc")[1], tile_ic = pt.split("tile_ic")[1];
     const int64_t oc_outer = pt.split("tile_oc")[0], chunks = pt.split("tile_ic")[0];
-    if (oc_outer % nthread != 0 || !fits(pt)) return std::nullopt;
+    const int64_t h_nthread = dense ? 1 : pt.knob("h_nthread");
+    const int64_t nthread = pt.knob("oc_nthread") * h_nthread;
+    if (oc_outer % pt.knob("oc_nthread") != 0 || !fits(pt)) return std::nullopt;
+    if (!dense && pt.split("tile_h")[0] % h_nthread != 0) return std::nullopt;
     const int64_t lat = cfg.dram_latency;
     const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
     double load = 0, compute = 0, store = 0, tiles = 0, bytes = 0;

@@ -69,7 +69,7 @@ struct ConvTemplateOptions {
 /// Conversion (one step per feature, lower_conv_template.cc): the OIHW weights packed as above;
 /// the requantisation resolved per channel (runtime::requant_channel), one entry per field when
 /// every channel's chain is the same (per-tensor), else one per output-channel lane (the padding
-/// lanes the identity chain); the bias (zero-padded to the lanes) and the input zero point go
+/// lanes repeat channel 0's chain); the bias (zero-padded to the lanes) and the input zero point go
 /// to the template (topi::accel::Conv2dLayer::bias, x_zero_point, w_values), which folds them
 /// into the chain's acc_offset and, when an output window reaches into the padding, a
 /// per-position correction tensor (schedule.h).

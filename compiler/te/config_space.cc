@@ -34,6 +34,13 @@ const std::vector<int64_t>& ConfigEntity::value(const std::string& name, KnobKin
   throw_user_error("config {}: no {} named {}", index_, to_string(kind), name);
 }
 
+bool ConfigEntity::has(const std::string& name) const {
+  for (const auto& c : choice_) {
+    if (c.first->name == name) return true;
+  }
+  return false;
+}
+
 const std::vector<int64_t>& ConfigEntity::split(const std::string& name) const { return value(name, KnobKind::kSplit); }
 int64_t ConfigEntity::knob(const std::string& name) const { return value(name, KnobKind::kKnob)[0]; }
 const std::vector<int64_t>& ConfigEntity::reorder(const std::string& name) const {

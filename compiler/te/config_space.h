@@ -50,6 +50,8 @@ class ConfigEntity {
   int64_t knob(const std::string& name) const;
   /// The permutation of reorder `name`. UserError when there is no reorder of that name.
   const std::vector<int64_t>& reorder(const std::string& name) const;
+  /// Whether the point has a sub-space (split, knob or reorder) named `name`.
+  bool has(const std::string& name) const;
   /// The JSON text of the file comment.
   std::string to_json() const;
 

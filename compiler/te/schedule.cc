@@ -247,13 +247,16 @@ void Stage::bind(const IterVar& iv, const std::string& thread_tag) {
   if (iv.kind() == IterVarKind::kReduce) {
     throw_user_error("stage {}: bind of reduction axis {} to {}", s->op->name, iv.name(), thread_tag);
   }
+  // A GPU axis binds one loop of a stage; virtual threads may nest (one loop per bound axis, as
+  // TVM's vthread axes vx, vy), each its own virtual-thread loop.
+  const bool virtual_thread = thread_tag == "vthread" || thread_tag == "cthread";
   for (const auto& [k, a] : s->iter_var_attrs) {
-    if (a.thread_tag == thread_tag) {
+    if (!virtual_thread && a.thread_tag == thread_tag) {
       throw_user_error("stage {}: bind of axis {} to {}, which another axis of the stage is bound to", s->op->name,
                        iv.name(), thread_tag);
     }
   }
-  if (thread_tag == "vthread" || thread_tag == "cthread") set_kind(s, iv, tir::ForKind::kVirtualThread, thread_tag, "bind");
+  if (virtual_thread) set_kind(s, iv, tir::ForKind::kVirtualThread, thread_tag, "bind");
   else set_kind(s, iv, tir::ForKind::kThreadBinding, thread_tag, "bind");
 }
 

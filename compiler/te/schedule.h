@@ -100,7 +100,9 @@ class Stage {
   /// or to "vthread" / "cthread" (a virtual-thread loop with that thread tag; TVM's two kinds:
   /// a vthread's threads share the allocations inside it that do not depend on the thread, a
   /// cthread's threads each get their own copy of every one: tir::transforms::
-  /// inject_virtual_threads).
+  /// inject_virtual_threads). A GPU tag binds at most one axis of a stage (UserError for a
+  /// second); several axes may bind "vthread" / "cthread" (nested virtual-thread loops, the
+  /// thread count their product).
   void bind(const IterVar& iv, const std::string& thread_tag);
   /// bind(iv, thread's tag) for an axis made by thread_axis (kind kThreadIndex or
   /// kVirtualThread); UserError for another kind.

@@ -47,6 +47,10 @@ TEST(TeConfigSpace, KnobsReordersAndNumbering) {
   EXPECT_EQ(c0.split("tile_x"), (V{1, 4}));
   EXPECT_EQ(c0.knob("unroll"), 0);
   EXPECT_EQ(c0.reorder("order"), (V{0, 1, 2}));
+  EXPECT_TRUE(c0.has("tile_x"));
+  EXPECT_TRUE(c0.has("unroll"));
+  EXPECT_TRUE(c0.has("same"));
+  EXPECT_FALSE(c0.has("tile_y"));
   ConfigEntity c1 = cs.get(1);  // first-defined varies fastest
   EXPECT_EQ(c1.split("tile_x"), (V{2, 2}));
   EXPECT_EQ(c1.knob("unroll"), 0);

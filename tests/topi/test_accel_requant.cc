@@ -151,7 +151,7 @@ EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed) {
   EveryPointResult r;
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
-    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    if (!threads_divide(cfg)) continue;
     const ScheduledOp op = q.dense ? schedule_dense(dl, hw, cfg) : schedule_conv2d(cl, hw, cfg);
     if (r.ran == 0) {
       for (const ChannelConstant& c : op.constants) r.kinds.push_back(c.kind);
@@ -206,8 +206,9 @@ TEST(TopiAccelRequant, Conv3x3Stride2LowLimbEveryPoint) {
   q.zx = -13;
   q.limbs = 1;
   const EveryPointResult r = every_point_matches_reference(q, 67);
-  // oh 4, ow 3; tile_oc 1, 3 (1 and 3 outer blocks: 2 threads for none) x 3 x 2 x 1 x 2 - ...
-  EXPECT_EQ(r.ran, 2 * 3 * 2);
+  // oh 4, ow 3; tile_oc 1, 3 (3 and 1 outer blocks: oc_nthread 2 for neither) x tile_h 1, 2
+  // (h_nthread 1 or 2: 4 and 2 outer rows), 4 (1) x tile_w 1, 3 x tile_ic 1
+  EXPECT_EQ(r.ran, 2 * 5 * 2);
   ASSERT_FALSE(r.kinds.empty());
   EXPECT_EQ(r.kinds.front(), Kind::kElement);
 }

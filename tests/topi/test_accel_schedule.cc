@@ -38,12 +38,33 @@ TEST(TopiAccelSchedule, Conv2dGolden) {
   Conv2dLayer l = small_conv();
   te::ConfigSpace space;
   conv2d_config_space(l, space);
-  EXPECT_EQ(space.size(), divisors(2) * divisors(4) * divisors(4) * divisors(2) * 2);
+  EXPECT_EQ(space.size(), divisors(2) * divisors(4) * divisors(4) * divisors(2) * 2 * 2);
   const te::ConfigEntity cfg = pick(space, {{"tile_oc", 1}, {"tile_h", 2}, {"tile_w", 4}, {"tile_ic", 1}, {"oc_nthread", 2}});
   ScheduledOp op = schedule_conv2d(l, hw, cfg);
   tir::PrimFunc f = lower_template(op, "conv2d");
   EXPECT_TRUE(tir::verify(f).empty());
   tir::testing::expect_golden_in("topi", "accel_conv2d.tir", tir::to_text(f));
+}
+
+// Virtual threads over the row tiles (h_nthread 2): the cthread loop outermost, every buffer
+// replicated (each thread loads its own input window and weights).
+TEST(TopiAccelSchedule, Conv2dRowThreadsGolden) {
+  const isa::HwConfig hw;
+  Conv2dLayer l = small_conv();
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  const te::ConfigEntity cfg =
+      pick(space, {{"tile_oc", 2}, {"tile_h", 2}, {"tile_w", 4}, {"tile_ic", 2}, {"oc_nthread", 1}, {"h_nthread", 2}});
+  ScheduledOp op = schedule_conv2d(l, hw, cfg);
+  tir::PrimFunc f = lower_template(op, "conv2d");
+  EXPECT_TRUE(tir::verify(f).empty());
+  tir::testing::expect_golden_in("topi", "accel_conv2d_h_nthread.tir", tir::to_text(f));
+  // 4 output rows in tiles of 2: the outer row count 1 is not divisible by 2 threads
+  EXPECT_EQ(user_error_of([&] {
+              schedule_conv2d(l, hw, pick(space, {{"tile_oc", 2}, {"tile_h", 4}, {"tile_w", 4}, {"tile_ic", 2},
+                                                  {"oc_nthread", 1}, {"h_nthread", 2}}));
+            }),
+            "conv2d template: knob h_nthread=2 does not divide the 1 outer row iterations (tile_h=4)");
 }
 
 // With one input-channel chunk the weights are loaded once per output-channel tile and reused by
@@ -123,7 +144,7 @@ TEST(TopiAccelSchedule, KnobValuesThatDoNotFit) {
   l.rq = small_rq();
   te::ConfigSpace space;
   conv2d_config_space(l, space);
-  EXPECT_EQ(space.size(), divisors(8) * divisors(32) * divisors(32) * divisors(8) * 2);
+  EXPECT_EQ(space.size(), divisors(8) * divisors(32) * divisors(32) * divisors(8) * 2 * 2);
   EXPECT_EQ(user_error_of([&] {
               schedule_conv2d(l, hw, pick(space, {{"tile_oc", 1}, {"tile_h", 32}, {"tile_w", 32}, {"tile_ic", 8}, {"oc_nthread", 1}}));
             }),
@@ -225,15 +246,16 @@ TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
   int ran = 0;
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
-    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    if (!threads_divide(cfg)) continue;
     const auto got = testing::to<int8_t>(run_instance(hw, schedule_conv2d(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, oc, p.oh(), p.ow(), 1, 16, unpacked.data());
     EXPECT_EQ(unpacked, want) << cfg.to_json();
     ++ran;
   }
-  // oh 4, ow 5: 2 * 3 * 2 * 2 * 2 points; oc_nthread 2 needs two outer channel blocks (tile_oc 1)
-  EXPECT_EQ(ran, 2 * 3 * 2 * 2 * 2 - 3 * 2 * 2);
+  // oh 4, ow 5: tile_oc 1 (oc_nthread 1 or 2: two outer channel blocks), 2 (1 thread) x tile_h 1
+  // (h_nthread 1 or 2), 2 (1 or 2), 4 (1) x tile_w 1, 5 x tile_ic 1, 2
+  EXPECT_EQ(ran, 3 * 5 * 2 * 2);
   expect_every_point_built();
 }
 
@@ -274,7 +296,7 @@ TEST_P(DenseEveryPoint, MatchesQconv2d) {
   int ran = 0;
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
-    if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) continue;
+    if (!threads_divide(cfg)) continue;
     const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, n, 1, 1, 1, 16, unpacked.data());

@@ -236,11 +236,13 @@ TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, cons
   const std::vector<int64_t> ws = const_shape(layer.w);
   const Conv2dAttrs& a = layer.attrs;
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_h = cfg.split("tile_h")[1], tile_w = cfg.split("tile_w")[1],
-                tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
+                tile_ic = cfg.split("tile_ic")[1];
+  // every buffer inside the virtual threads (cthread) is per thread
+  const int64_t nthread = cfg.knob("oc_nthread") * cfg.knob("h_nthread");
   const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
   const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
   TileRows r;
-  r.inp = tile_ic * win_h * win_w;
+  r.inp = nthread * tile_ic * win_h * win_w;
   r.wgt = nthread * tile_oc * tile_ic * ws[2] * ws[3];
   r.acc = nthread * tile_oc * tile_h * tile_w * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel +
           bufs.uniform;
@@ -260,7 +262,7 @@ TileRows dense_tile_rows(const DenseLayer& layer, const AccBuffers& bufs, const 
   const int64_t m_blocks = const_shape(layer.x)[0];
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
   TileRows r;
-  r.inp = m_blocks * tile_ic;
+  r.inp = nthread * m_blocks * tile_ic;  // per thread (cthread)
   r.wgt = nthread * tile_oc * tile_ic;
   r.acc = nthread * m_blocks * tile_oc * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel + bufs.uniform;
   return r;
@@ -276,6 +278,7 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space) {
   space.define_split("tile_w", ow);
   space.define_split("tile_ic", xs[1]);
   space.define_knob("oc_nthread", {1, 2});
+  space.define_knob("h_nthread", {1, 2});
 }
 
 ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
@@ -287,11 +290,15 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   check_blocks(what, layer.w, 4, hw.block_out(), 5, hw.block_in());
   const std::vector<int64_t> ws = const_shape(layer.w);
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_h = cfg.split("tile_h")[1], tile_w = cfg.split("tile_w")[1],
-                tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
-  const int64_t oc_outer = cfg.split("tile_oc")[0];
+                tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread"), h_nthread = cfg.knob("h_nthread");
+  const int64_t oc_outer = cfg.split("tile_oc")[0], h_outer = cfg.split("tile_h")[0];
   if (oc_outer % nthread != 0) {
     throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
                      nthread, oc_outer, tile_oc);
+  }
+  if (h_outer % h_nthread != 0) {
+    throw_user_error("{}: knob h_nthread={} does not divide the {} outer row iterations (tile_h={})", what, h_nthread,
+                     h_outer, tile_h);
   }
   const Folded folded = fold_addends(what, layer.x, layer.w, &a, layer.rq, layer.bias, layer.x_zero_point,
                                      layer.w_values);
@@ -323,14 +330,16 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   const TileRows rows = conv2d_tile_rows(layer, bufs, cfg);
   const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
   const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
+  const std::string threads = h_nthread > 1 ? fmt::format("oc_nthread={}, h_nthread={}", nthread, h_nthread)
+                                             : fmt::format("oc_nthread={}", nthread);
   check_rows(what, hw, MemScope::kInp, rows.inp,
-             fmt::format("tile_ic={}, tile_h={}, tile_w={} (input window {} x {})", tile_ic, tile_h, tile_w, win_h,
+             fmt::format("{}tile_ic={}, tile_h={}, tile_w={} (input window {} x {})",
+                         nthread * h_nthread > 1 ? threads + ", " : std::string(), tile_ic, tile_h, tile_w, win_h,
                          win_w));
   check_rows(what, hw, MemScope::kWgt, rows.wgt,
-             fmt::format("oc_nthread={}, tile_oc={}, tile_ic={} (kernel {} x {})", nthread, tile_oc, tile_ic, ws[2],
-                         ws[3]));
+             fmt::format("{}, tile_oc={}, tile_ic={} (kernel {} x {})", threads, tile_oc, tile_ic, ws[2], ws[3]));
   check_rows(what, hw, MemScope::kAcc, rows.acc,
-             fmt::format("oc_nthread={}, tile_oc={}, tile_h={}, tile_w={} ({})", nthread, tile_oc, tile_h, tile_w,
+             fmt::format("{}, tile_oc={}, tile_h={}, tile_w={} ({})", threads, tile_oc, tile_h, tile_w,
                          acc_buffers_text(bufs.stages, nc)));
 
   te::Schedule s = te::create_schedule({rq.out});
@@ -348,16 +357,24 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   auto [bo_o, bo_i] = out.split(ax[1], tile_oc);
   auto [y_o, y_i] = out.split(ax[2], tile_h);
   auto [x_o, x_i] = out.split(ax[3], tile_w);
-  IterVar tv, chan_at = bo_o;  // chan_at: the output-channel tile loop
+  // Virtual threads (cthread: every buffer per thread, so one thread's loads overlap the other's
+  // compute) over the outer channel-block loop and/or the outer row loop, outermost.
+  IterVar chan_at = bo_o, rows_at = y_o;  // chan_at: the output-channel tile loop
+  std::vector<IterVar> order = {ax[0]};
   if (nthread > 1) {
     auto [t, bo_oi] = out.split_nparts(bo_o, nthread);
-    tv = t;
+    order.push_back(t);
     chan_at = bo_oi;
-    out.reorder({ax[0], tv, bo_oi, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
-    out.bind(tv, "cthread");
-  } else {
-    out.reorder({ax[0], bo_o, y_o, x_o, bo_i, y_i, x_i, ax[4], ax[5]});
   }
+  if (h_nthread > 1) {
+    auto [t, y_oi] = out.split_nparts(y_o, h_nthread);
+    order.push_back(t);
+    rows_at = y_oi;
+  }
+  const size_t n_threads = order.size() - 1;
+  for (const IterVar& v : {chan_at, rows_at, x_o, bo_i, y_i, x_i, ax[4], ax[5]}) order.push_back(v);
+  out.reorder(order);
+  for (size_t k = 1; k <= n_threads; ++k) out.bind(order[k], "cthread");
   // The tile's store from its first loop: inject_dma_copy makes it the fewest DMAs (one per
   // output-channel block of the tile, a single run when the tile is whole planes).
   out.pragma(bo_i, "dma_copy");

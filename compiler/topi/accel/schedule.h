@@ -5,8 +5,11 @@
 // What a template does to the operator's stages (scopes: compiler/target/accel_intrin.h):
 //  - the output (int8, DRAM) is tiled: output-channel blocks by `tile_oc`, rows by `tile_h`,
 //    columns by `tile_w` (conv2d; dense tiles the output blocks only), the tile loops outermost;
-//    with `oc_nthread` > 1 the outer channel-block loop is split into that many parts bound to
-//    "vthread" (virtual threads: the accelerator's latency-hiding contexts);
+//    with `oc_nthread` > 1 the outer channel-block loop, with `h_nthread` > 1 (conv2d) the outer
+//    row loop, is split into that many parts bound to "cthread" (virtual threads, the
+//    accelerator's latency-hiding contexts, each with its own copy of every buffer: one
+//    thread's loads fill its buffers while the other computes; the threads' statements are
+//    interleaved by inject_virtual_threads);
 //  - the accumulator stage is cache_write'n into local.acc_buffer and computed at the tile
 //    (compute_at the output's innermost tile loop); its input-channel blocks are split by
 //    `tile_ic`, the chunk loop outermost; the input window (the padded input stage inlined, so
@@ -128,21 +131,25 @@ struct Conv2dLayer {
 
 /// The knobs of the conv2d template: splits "tile_oc" (output-channel blocks), "tile_h" (output
 /// rows), "tile_w" (output columns) and "tile_ic" (input-channel blocks), each [outer, inner]
-/// over the divisors of its extent (SplitPolicy::kFactors), and knob "oc_nthread" in {1, 2}
-/// (virtual threads over the outer channel-block loop).
+/// over the divisors of its extent (SplitPolicy::kFactors), and knobs "oc_nthread" and
+/// "h_nthread" in {1, 2} (virtual threads over the outer channel-block loop, over the outer row
+/// loop: threads over channels each load the input window, threads over rows each load the
+/// weights).
 void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space);
 
 /// The conv2d template under `cfg` (a point of conv2d_config_space). UserError, before any
 /// scheduling, when the tile does not fit a scratchpad, naming the scope, the knobs deciding it
 /// and the rows needed and available:
 ///   "conv2d template: local.inp_buffer needs 2048 rows for knobs tile_ic=4, tile_h=8,
-///    tile_w=8 (input window 10 x 10), capacity 2048 rows" (inp: tile_ic x window rows x window
-///   columns; wgt: oc_nthread x tile_oc x tile_ic x KH x KW; acc: oc_nthread x tile_oc x tile_h
-///   x tile_w x (1 + low limbs): the buffers left after alu_in_place, plus oc_nthread x
-///   tile_oc x tile_h x tile_w for the zero-point border tensor, oc_nthread x tile_oc per
-///   channel constant and 1 per uniform constant; the parenthesis then names them: "(1 acc
-///   buffers, 1 zero-point init buffer, 2 channel constants, 1 uniform constants)"); also when
-///   oc_nthread does not divide the outer channel-block count.
+///    tile_w=8 (input window 10 x 10), capacity 2048 rows" (with T = oc_nthread x h_nthread
+///   threads, each with its own buffers; the knobs named start with the thread counts when T >
+///   1: inp: T x tile_ic x window rows x window columns; wgt: T x tile_oc x tile_ic x KH x KW;
+///   acc: T x tile_oc x tile_h x tile_w x (1 + low limbs): the buffers left after
+///   alu_in_place, plus T x tile_oc x tile_h x tile_w for the zero-point border tensor, T x
+///   tile_oc per channel constant and 1 per uniform constant; the parenthesis then names them:
+///   "(1 acc buffers, 1 zero-point init buffer, 2 channel constants, 1 uniform constants)");
+///   also when oc_nthread does not divide the outer channel-block count or h_nthread the outer
+///   row count.
 /// PrimFunc arguments (ScheduledOp::args): x, w, then the constants in ScheduledOp::constants'
 /// order (conv2d.zp_init first when there is one, then the chain's in chain order:
 /// "requant.acc_offset", "requant.acc_min", "requant.acc_max", "requant.low<j>.multiplier",
@@ -162,7 +169,8 @@ struct DenseLayer {
   int32_t x_zero_point = 0;
   std::vector<int8_t> w_values;
 };
-/// Knobs: splits "tile_oc" (output blocks) and "tile_ic" (K blocks), knob "oc_nthread" {1, 2}.
+/// Knobs: splits "tile_oc" (output blocks) and "tile_ic" (K blocks), knob "oc_nthread" {1, 2}
+/// (cthread over the outer output-block loop: each thread its own input, weight and acc buffers).
 void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space);
 /// The dense template (the conv2d template without rows and columns; the channel constants
 /// are loaded at the output-block tile loop). UserError as schedule_conv2d ("dense template:
