@@ -29,28 +29,45 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
                             fmt::format("layer '{}': unsupported by the template: {}: {}", layer.name, feature, detail));
 }
 
-// ---- feature: groups (conv-groups adds grouped/depthwise templates) ----
+// ---- feature: groups (grouped and depthwise convolutions) ----
 
-/// The templates take groups 1 only.
-std::optional<TemplateBlocker> groups_blocker(const accel::AccelLayer& layer) {
-  const runtime::QConv2dParams& p = layer.params;
-  if (p.groups == 1) return std::nullopt;
-  return TemplateBlocker{"groups", fmt::format("groups {} ({}; the conv2d template takes groups 1)", p.groups,
-                                               p.groups == p.ic && p.groups == p.oc ? "depthwise" : "grouped")};
+/// The block groups of a layer with G channel groups: the most groups of whole channel blocks
+/// (the templates' attrs.groups: output block ob reads the input blocks of its group only) that
+/// keep every channel group inside one of them: the largest divisor d of G whose merged groups
+/// (G/d channel groups each) hold whole input blocks and whole output blocks, else 1 (one block
+/// group, the weights dense with zeros between the channels of different groups). Depthwise 32
+/// channels in blocks of 16: d = 2 (two block groups of one block each, diagonal weight tiles).
+int64_t block_groups(const accel::ConvGeometry& g) {
+  const int64_t icg = g.ic / g.groups, ocg = g.oc / g.groups;
+  for (int64_t d = g.groups; d > 1; --d) {
+    if (g.groups % d != 0) continue;
+    const int64_t k = g.groups / d;  // channel groups per block group
+    if ((k * icg) % g.block_in == 0 && (k * ocg) % g.block_out == 0) return d;
+  }
+  return 1;
 }
 
-/// OIHW weights (groups 1) packed for the templates: [OCB][ICB][KH][KW][BO][BI] row-major, zero
-/// in the padding lanes. For a dense layer (KH = KW = 1) this is the dense template's
-/// [OCB][KB][BO][BI].
-std::vector<int8_t> pack_weights(const accel::AccelLayer& layer, const accel::ConvGeometry& g) {
+/// OIHW weights ([OC][IC/groups][KH][KW]) packed for the templates in `gb` block groups
+/// (block_groups): [OCB][ICB/gb][KH][KW][BO][BI] row-major, output block ob's input blocks
+/// counted from its block group's first; zero in the padding lanes and between the channels of
+/// different channel groups. For a dense layer (groups 1, KH = KW = 1) this is the dense
+/// template's [OCB][KB][BO][BI].
+std::vector<int8_t> pack_weights(const accel::AccelLayer& layer, const accel::ConvGeometry& g, int64_t gb) {
   const int64_t bo = g.block_out, bi = g.block_in;
-  std::vector<int8_t> w(static_cast<size_t>(g.ocb * g.icb * g.kh * g.kw * bo * bi), 0);
+  const int64_t icg = g.ic / g.groups, ocg = g.oc / g.groups;
+  const int64_t icbg = g.icb / gb, ocbg = g.ocb / gb;
+  std::vector<int8_t> w(static_cast<size_t>(g.ocb * icbg * g.kh * g.kw * bo * bi), 0);
   for (int64_t o = 0; o < g.oc; ++o) {
-    for (int64_t c = 0; c < g.ic; ++c) {
+    const int64_t first_block = (o / bo) / ocbg * icbg;  // the block group's first input block
+    for (int64_t cg = 0; cg < icg; ++cg) {
+      const int64_t c = (o / ocg) * icg + cg;  // the input channel
+      const int64_t cb = c / bi - first_block;
+      TESSEL_CHECK(cb >= 0 && cb < icbg, "layer '{}': channel {} of output {} outside its block group", layer.name, c,
+                   o);
       for (int64_t ky = 0; ky < g.kh; ++ky) {
         for (int64_t kx = 0; kx < g.kw; ++kx) {
-          const int64_t dst = ((((o / bo) * g.icb + c / bi) * g.kh + ky) * g.kw + kx) * bo * bi + (o % bo) * bi + c % bi;
-          w[static_cast<size_t>(dst)] = layer.weights[static_cast<size_t>(((o * g.ic + c) * g.kh + ky) * g.kw + kx)];
+          const int64_t dst = ((((o / bo) * icbg + cb) * g.kh + ky) * g.kw + kx) * bo * bi + (o % bo) * bi + c % bi;
+          w[static_cast<size_t>(dst)] = layer.weights[static_cast<size_t>(((o * icg + cg) * g.kh + ky) * g.kw + kx)];
         }
       }
     }
@@ -127,10 +144,6 @@ topi::RequantParams requant_params(const accel::AccelLayer& layer, int64_t lanes
   return r;
 }
 
-void require(const accel::AccelLayer& layer, const std::optional<TemplateBlocker>& b) {
-  if (b) unsupported(layer, b->feature, b->detail);
-}
-
 // ---- the templates' fit checks and the fast model ----
 
 /// The fast model's view of one point (see lower_conv_template.h).
@@ -176,13 +189,15 @@ struct FastModel {
       const int64_t win_h = (tile_h - 1) * g.sh + g.kh, win_w = (tile_w - 1) * g.sw + g.kw;
       const int64_t rows = std::min(win_h, g.ih), cols = std::min(win_w, g.iw);
       tiles = static_cast<double>(g.nb * oc_outer * pt.split("tile_h")[0] * pt.split("tile_w")[0]);
-      load = static_cast<double>(chunks * (tile_ic * (lat + rows * beats(cols * ie)) +
+      // the window's channel blocks (more than tile_ic when a tile spans several groups)
+      const int64_t win_blocks = topi::accel::conv2d_window_blocks(*conv, tile_oc, tile_ic);
+      load = static_cast<double>(chunks * (win_blocks * (lat + rows * beats(cols * ie)) +
                                            tile_oc * tile_ic * (lat + g.kh * beats(g.kw * we))));
       const int64_t elems = tile_oc * tile_h * tile_w;
       compute = static_cast<double>(chunks * (elems * tile_ic * g.kh * g.kw + 4 * tile_oc * tile_ic * g.kh) + elems +
                                     4 + alu_steps * (elems + 4));
       store = static_cast<double>(tile_oc * (lat + tile_h * beats(tile_w * oe)));
-      bytes = tiles * static_cast<double>(chunks * (tile_ic * rows * cols * ie + tile_oc * tile_ic * g.kh * g.kw * we) +
+      bytes = tiles * static_cast<double>(chunks * (win_blocks * rows * cols * ie + tile_oc * tile_ic * g.kh * g.kw * we) +
                                           elems * oe);
     }
     const double per_tile = nthread > 1 ? std::max(load + store, compute) : load + compute + store;
@@ -195,10 +210,8 @@ struct FastModel {
 std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg) {
   cfg.validate();
   const accel::ConvGeometry g = accel::make_geometry(layer.name, layer.params, cfg);
-  std::vector<TemplateBlocker> v;
   (void)g;  // the geometry's checks (UserError for invalid parameters)
-  if (const auto b = groups_blocker(layer)) v.push_back(*b);
-  return v;
+  return {};  // every feature of a valid layer goes through the templates
 }
 
 bool is_dense_layer(const accel::AccelLayer& layer) {
@@ -224,19 +237,19 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
   }
   const auto t_schedule = Clock::now();
   // ---- conversion, one step per feature ----
-  require(layer, groups_blocker(layer));
   // The requantisation chain per channel (constant ACC rows where it differs between channels or
   // a value is wider than the ALU's immediate); the bias and the input zero point's correction
   // (per channel, and at the padding per output position) are the template's to fold.
   bool per_channel = false;
   const int64_t lanes = g.ocb * g.block_out;
   const topi::RequantParams rq = requant_params(layer, lanes, &per_channel);
-  const std::vector<int8_t> wpacked = pack_weights(layer, g);
+  const int64_t gb = block_groups(g);
+  const std::vector<int8_t> wpacked = pack_weights(layer, g, gb);
   std::vector<int32_t> bias(static_cast<size_t>(lanes), 0);
   std::copy(layer.bias.begin(), layer.bias.end(), bias.begin());
 
   // ---- the template's operator ----
-  const bool dense = is_dense_layer(layer);
+  const bool dense = is_dense_layer(layer) && p.groups == 1;  // a grouped 1x1 on 1x1 goes through conv2d
   const int64_t B = cfg.batch(), BI = cfg.block_in(), BO = cfg.block_out();
   auto shape = [](std::initializer_list<int64_t> v) {
     std::vector<tir::Expr> s;
@@ -256,14 +269,14 @@ accel::LoweredLayer lower_conv2d_template(const accel::AccelLayer& layer, const 
     topi::accel::dense_config_space(fc, space);
   } else {
     conv.x = te::placeholder(shape({g.nb, g.icb, g.ih, g.iw, B, BI}), tir::DataType::int8(), "x");
-    conv.w = te::placeholder(shape({g.ocb, g.icb, g.kh, g.kw, BO, BI}), tir::DataType::int8(), "w");
+    conv.w = te::placeholder(shape({g.ocb, g.icb / gb, g.kh, g.kw, BO, BI}), tir::DataType::int8(), "w");
     conv.attrs.stride_h = g.sh;
     conv.attrs.stride_w = g.sw;
     conv.attrs.pad_top = g.pt;
     conv.attrs.pad_left = g.pl;
     conv.attrs.pad_bottom = g.pb;
     conv.attrs.pad_right = g.pr;
-    conv.attrs.groups = 1;
+    conv.attrs.groups = gb;
     conv.rq = rq;
     conv.bias = bias;
     conv.x_zero_point = p.in_zero_point;

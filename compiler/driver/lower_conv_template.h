@@ -19,8 +19,8 @@ namespace tessel::compiler::driver {
 
 /// A layer the templates cannot take (yet): what() is "layer '<name>': unsupported by the
 /// template: <feature>: <detail>", feature() the feature alone (a fixed phrase, for counting
-/// reasons: "groups" (conv_template_blockers), or "template refusal" for a check of the
-/// template's own, whose message is the detail).
+/// reasons: a feature conv_template_blockers names (none today), or "template refusal" for a
+/// check of the template's own, whose message is the detail).
 class TemplateUnsupported : public UserError {
  public:
   TemplateUnsupported(std::string feature, const std::string& what)
@@ -36,9 +36,10 @@ struct TemplateBlocker {
   std::string feature, detail;
 };
 
-/// Every feature of `layer` that keeps lower_conv2d_template from lowering it: "groups" (other
-/// than 1); empty when the conversion takes the layer (the
-/// template's own checks and the search may still refuse it). UserError as
+/// Every feature of `layer` that keeps lower_conv2d_template from lowering it; empty when the
+/// conversion takes the layer, which today is every valid layer (grouped and depthwise layers
+/// go in block groups: see lower_conv2d_template; the template's own checks and the search may
+/// still refuse a layer). UserError as
 /// accel::make_geometry for invalid parameters; weights and bias must have their sizes.
 std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg);
 
@@ -83,8 +84,13 @@ struct ConvTemplateOptions {
 /// store, else their sum; at least the total DRAM beats); the best max_candidates that run under
 /// cfg's queue depths are built and the stream cost model picks (search_template).
 ///
-/// Throws TemplateUnsupported (a UserError naming the layer) for groups other than 1
-/// (conv_template_blockers), and with the template's own message when it refuses the layer; a
+/// Groups: the channel groups are merged into the most block groups of whole channel blocks
+/// (the template's attrs.groups; depthwise 32 channels in blocks of 16: 2), the weights packed
+/// per block group with zeros between channels of different groups (as the old path's
+/// block-sparse view); a grouped dense layer goes through the conv2d template.
+///
+/// Throws TemplateUnsupported (a UserError naming the layer) with the template's own message
+/// when it refuses the layer; a
 /// UserError naming the layer for weights or bias of the wrong size (as lower_conv2d), invalid
 /// parameters (accel::make_geometry's checks) and when no candidate fits and runs (with the
 /// first reason); InternalError for a stream that fails the verifier other than by deadlock.

@@ -1,12 +1,12 @@
 // The conv2d/dense lowering through the topi templates (compiler/driver/lower_conv_template.h)
 // against the old accelerator path (accel::lower_conv2d): layers the templates take today
-// (groups 1, one requantisation chain for all channels, no input zero point at the padding:
-// 1x1 and 3x3, stride 1 and 2, padding, channels that do not fill the blocks, dense, batch 2)
+// (1x1 and 3x3, stride 1 and 2, padding, channels that do not fill the blocks, dense, batch 2;
+// per-channel and wide requantisation, bias, input zero points; grouped and depthwise)
 // lowered both ways on three configurations, both Programs run on fsim and on the cycle model
 // with the same random input, outputs byte-identical to each other and to runtime::
 // qconv2d_reference; each Program's cycle-model cycles equal its est_cycles (the stream cost
 // model) and are printed side by side; the Program interface (segments) is the old one's;
-// determinism; the named errors of the features the templates lack.
+// determinism; no feature left unsupported.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -244,26 +244,88 @@ TEST(LowerConvTemplate, PointsWithConstantRowsOverAccAreScreenedOut) {
   std::printf("[ template ] acc_tight: %s\n", tmpl.schedule.c_str());
 }
 
-TEST(LowerConvTemplate, UnsupportedFeaturesAreNamed) {
-  std::string msg;
-  LayerSpec dw{"depthwise", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 32, 0, LayerSpec::Rq::kPerTensor, 32};
-  dw.zero_bias = true;
-  EXPECT_EQ(unsupported_feature(dw, &msg), "groups");
-  EXPECT_NE(msg.find("layer 'depthwise': unsupported by the template: groups: groups 32 (depthwise"),
-            std::string::npos)
-      << msg;
-  // groups is the one blocker left: per-channel requantisation and the zero point lower
-  LayerSpec many{"many", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 2, 7, LayerSpec::Rq::kPerChannel, 35};
-  std::vector<std::string> features;
-  for (const TemplateBlocker& b : conv_template_blockers(accel::testing::make_layer(many), config("default"))) {
-    features.push_back(b.feature);
+// Grouped and depthwise layers go through the conv2d template in block groups (the most groups of
+// whole channel blocks; the weights zero between channels of different groups): depthwise
+// whose channels fill the blocks (block groups of one block), depthwise that does not (24
+// channels: one block group, dense with zeros), a channel multiplier of 2, groups of whole
+// blocks (2 x 32 channels), groups smaller than a block merged (4 groups of 8 input channels
+// into 2 block groups), with stride 2, an input zero point at the padding and per-channel
+// requantisation; on three configurations, bit-exact with the reference on fsim and the cycle
+// model, and the stream model's estimate equal to the cycle model's cycles.
+TEST(LowerConvTemplate, GroupedAndDepthwiseLayersAreBitExact) {
+  // name, n, ic, ih, iw, oc, kh, kw, stride, stride_h, pt, pl, pb, pr, groups, zx, rq, seed
+  const std::vector<LayerSpec> specs = {
+      {"depthwise32", 1, 32, 9, 9, 32, 3, 3, 1, 0, 1, 1, 1, 1, 32, 0, LayerSpec::Rq::kPerTensor, 51},
+      {"depthwise24_s2_zp", 1, 24, 9, 8, 24, 3, 3, 2, 0, 1, 1, 1, 1, 24, -9, LayerSpec::Rq::kPerChannel, 52},
+      {"depthwise_mult2", 1, 16, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 16, 0, LayerSpec::Rq::kRelu, 53},
+      {"groups2_whole_blocks", 1, 64, 6, 6, 64, 3, 3, 1, 0, 1, 1, 1, 1, 2, 7, LayerSpec::Rq::kPerChannel, 54},
+      {"groups4_merged", 1, 32, 7, 7, 64, 1, 1, 1, 0, 0, 0, 0, 0, 4, 0, LayerSpec::Rq::kPerTensor, 55},
+      {"depthwise48_s2", 1, 48, 14, 14, 48, 3, 3, 2, 0, 0, 0, 1, 1, 48, 0, LayerSpec::Rq::kPerTensor, 56},
+  };
+  int ran = 0;
+  for (const char* cname : {"default", "1x8x8", "batch2"}) {
+    const isa::HwConfig cfg = config(cname);
+    for (LayerSpec s : specs) {
+      s.n = cfg.batch() == 2 ? 2 : 1;
+      const std::string what = std::string(cname) + "/" + s.name;
+      accel::AccelLayer layer = accel::testing::make_layer(s);
+      if (s.rq == LayerSpec::Rq::kPerTensor || s.rq == LayerSpec::Rq::kRelu) {
+        layer = with_imm16_requant(layer, s.rq == LayerSpec::Rq::kRelu);
+      }
+      EXPECT_TRUE(conv_template_blockers(layer, cfg).empty()) << what;
+      accel::LoweredLayer tmpl;
+      try {
+        tmpl = lower_conv2d_template(layer, cfg);
+      } catch (const Error& e) {
+        ADD_FAILURE() << what << ": " << e.what();
+        continue;
+      }
+      EXPECT_EQ(tmpl.schedule.rfind("conv2d template ", 0), 0u) << what << ": " << tmpl.schedule;
+      const accel::LoweredLayer old_low = accel::lower_conv2d(layer, cfg);
+      EXPECT_EQ(tmpl.macs, old_low.macs) << what;
+      EXPECT_EQ(tmpl.ideal_gemm_uops, old_low.ideal_gemm_uops) << what;
+      const std::vector<int8_t> in = accel::testing::make_input(layer.params, s.seed);
+      const std::vector<int8_t> want = accel::testing::reference(layer, in);
+      uint64_t cycles_old = 0, cycles_new = 0;
+      for (const std::string kind : {"fsim", "cycle"}) {
+        const RunOut a = run_on(kind, old_low.program, layer.params, in);
+        const RunOut b = run_on(kind, tmpl.program, layer.params, in);
+        EXPECT_EQ(a.y, want) << what << " old path on " << kind;
+        EXPECT_EQ(b.y, want) << what << " template on " << kind << " (" << tmpl.schedule << ")";
+        if (kind == "cycle") {
+          cycles_old = a.cycles;
+          cycles_new = b.cycles;
+          EXPECT_EQ(static_cast<int64_t>(b.cycles), tmpl.est_cycles) << what;
+        }
+      }
+      std::printf("[ conv template ] %-28s old %9llu cycles, template %9llu cycles (%s)\n", what.c_str(),
+                  static_cast<unsigned long long>(cycles_old), static_cast<unsigned long long>(cycles_new),
+                  tmpl.schedule.c_str());
+      ++ran;
+    }
   }
-  EXPECT_EQ(features, (std::vector<std::string>{"groups"}));
-  // supported layers have none
-  EXPECT_TRUE(conv_template_blockers(with_imm16_requant(accel::testing::make_layer(supported_specs(config("default"))[0]),
-                                                        false),
-                                     config("default"))
-                  .empty());
+  EXPECT_EQ(ran, 18);
+}
+
+// Every valid layer converts: no feature is left that the templates lack.
+TEST(LowerConvTemplate, NoFeatureIsLeftUnsupported) {
+  LayerSpec many{"many", 1, 32, 6, 6, 32, 3, 3, 1, 0, 1, 1, 1, 1, 2, 7, LayerSpec::Rq::kPerChannel, 35};
+  EXPECT_TRUE(conv_template_blockers(accel::testing::make_layer(many), config("default")).empty());
+  EXPECT_EQ(unsupported_feature(many), "");
+  // invalid parameters are the geometry's UserError, naming the layer
+  LayerSpec bad = many;
+  bad.name = "bad_groups";
+  bad.groups = 3;  // does not divide 32
+  try {
+    (void)conv_template_blockers(accel::testing::make_layer(bad), config("default"));
+    ADD_FAILURE() << "no error for groups 3 of 32 channels";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'bad_groups': groups 3 must divide ic 32 and oc 32"),
+              std::string::npos)
+        << e.what();
+  } catch (const Error& e) {
+    ADD_FAILURE() << "not a UserError: " << e.what();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compiler/target/accel_intrin.h"
 #include "compiler/tir/intrinsics.h"
 #include "support/error.h"
@@ -242,7 +244,7 @@ TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, cons
   const int64_t win_h = (tile_h - 1) * a.stride_h + (ws[2] - 1) * a.dilation_h + 1;
   const int64_t win_w = (tile_w - 1) * a.stride_w + (ws[3] - 1) * a.dilation_w + 1;
   TileRows r;
-  r.inp = nthread * tile_ic * win_h * win_w;
+  r.inp = nthread * conv2d_window_blocks(layer, tile_oc, tile_ic) * win_h * win_w;
   r.wgt = nthread * tile_oc * tile_ic * ws[2] * ws[3];
   r.acc = nthread * tile_oc * tile_h * tile_w * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel +
           bufs.uniform;
@@ -256,6 +258,19 @@ AccBuffers dense_acc_buffers(const DenseLayer& layer) {
   const RequantOps rq = requantize_for(what, dense_packed(layer.x, layer.w, "dense"), folded.rq);
   const ConstantCounts nc = count_constants(rq);
   return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
+}
+
+int64_t conv2d_window_blocks(const Conv2dLayer& layer, int64_t tile_oc, int64_t tile_ic) {
+  const std::vector<int64_t> ws = const_shape(layer.w);
+  const int64_t groups = layer.attrs.groups, ocb = ws[0], icbg = ws[1];
+  if (groups <= 1 || ocb % groups != 0) return tile_ic;  // (conv2d_nchwnc refuses the latter)
+  const int64_t ocbg = ocb / groups;
+  int64_t span = 0;
+  for (int64_t ob0 = 0; ob0 < ocb; ob0 += tile_oc) {
+    const int64_t last = std::min(ob0 + tile_oc, ocb) - 1;
+    span = std::max(span, (last / ocbg - ob0 / ocbg) * icbg + tile_ic);
+  }
+  return span;
 }
 
 TileRows dense_tile_rows(const DenseLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg) {
@@ -276,7 +291,7 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space) {
   space.define_split("tile_oc", ws[0]);
   space.define_split("tile_h", oh);
   space.define_split("tile_w", ow);
-  space.define_split("tile_ic", xs[1]);
+  space.define_split("tile_ic", ws[1]);  // the input blocks of a group (all of them with groups 1)
   space.define_knob("oc_nthread", {1, 2});
   space.define_knob("h_nthread", {1, 2});
 }
@@ -284,7 +299,6 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space) {
 ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
   const std::string what = "conv2d template";
   const Conv2dAttrs& a = layer.attrs;
-  if (a.groups != 1) throw_user_error("{}: groups {} (the template takes groups 1)", what, a.groups);
   if (layer.x.ndim() != 6 || layer.w.ndim() != 6) throw_user_error("{}: x and w must be packed (rank 6)", what);
   check_blocks(what, layer.x, 4, hw.batch(), 5, hw.block_in());
   check_blocks(what, layer.w, 4, hw.block_out(), 5, hw.block_in());
@@ -333,9 +347,12 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   const std::string threads = h_nthread > 1 ? fmt::format("oc_nthread={}, h_nthread={}", nthread, h_nthread)
                                              : fmt::format("oc_nthread={}", nthread);
   check_rows(what, hw, MemScope::kInp, rows.inp,
-             fmt::format("{}tile_ic={}, tile_h={}, tile_w={} (input window {} x {})",
+             fmt::format("{}tile_ic={}, tile_h={}, tile_w={} (input window {} x {}{})",
                          nthread * h_nthread > 1 ? threads + ", " : std::string(), tile_ic, tile_h, tile_w, win_h,
-                         win_w));
+                         win_w,
+                         a.groups > 1 ? fmt::format(", {} channel blocks for tile_oc={} in {} groups",
+                                                    conv2d_window_blocks(layer, tile_oc, tile_ic), tile_oc, a.groups)
+                                      : std::string()));
   check_rows(what, hw, MemScope::kWgt, rows.wgt,
              fmt::format("{}, tile_oc={}, tile_ic={} (kernel {} x {})", threads, tile_oc, tile_ic, ws[2], ws[3]));
   check_rows(what, hw, MemScope::kAcc, rows.acc,

@@ -111,14 +111,18 @@ tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f);
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
 /// The packed conv2d layer: x int8 [N/B][IC/BI][H][W][B][BI], w int8
-/// [OC/BO][IC/BI][KH][KW][BO][BI] (blocks of `cfg`), groups 1, the accumulator
+/// [OC/BO][IC/BI/G][KH][KW][BO][BI] (blocks of `cfg`; G = attrs.groups, groups of channel
+/// *blocks*: output block ob reads input blocks [ob / (OCB/G) * (ICB/G), + ICB/G), as
+/// topi::conv2d_nchwnc; a grouped or depthwise conv whose channel groups are not whole blocks
+/// is packed into block groups with zeros between channels of different groups by the caller),
+/// the accumulator
 ///   acc[n, o, y, x] = bias[o] + sum over the taps inside the input of (x - x_zero_point) * w[o]
 /// (runtime/qnn.h qconv2d_reference on the packed tensors), then the requantisation `rq`
 /// (topi/qnn.h; fields of 1 or OC = OC/BO * BO entries, any int32 values). `bias`: int32, OC
 /// entries (padding lanes: any value, their outputs are not real) or empty (no bias).
 /// `x_zero_point` in [-128, 127]; when it is not 0, `w_values` must hold w's contents (row-major,
 /// padding lanes 0) for the correction terms; otherwise it may be empty. UserError naming the
-/// field when the blocks differ from cfg's, groups != 1, bias or w_values have another size,
+/// field when the blocks differ from cfg's, bias or w_values have another size,
 /// x_zero_point is out of range, or rq is invalid (topi::requantize's errors).
 struct Conv2dLayer {
   te::Tensor x, w;
@@ -130,7 +134,8 @@ struct Conv2dLayer {
 };
 
 /// The knobs of the conv2d template: splits "tile_oc" (output-channel blocks), "tile_h" (output
-/// rows), "tile_w" (output columns) and "tile_ic" (input-channel blocks), each [outer, inner]
+/// rows), "tile_w" (output columns) and "tile_ic" (input-channel blocks of a group: IC/BI/G),
+/// each [outer, inner]
 /// over the divisors of its extent (SplitPolicy::kFactors), and knobs "oc_nthread" and
 /// "h_nthread" in {1, 2} (virtual threads over the outer channel-block loop, over the outer row
 /// loop: threads over channels each load the input window, threads over rows each load the
@@ -203,6 +208,12 @@ AccBuffers conv2d_acc_buffers(const Conv2dLayer& layer);
 /// UserErrors); schedule_conv2d's fit check is this function, so a caller that screens points
 /// with it (a tuner's cost model) agrees with the template on which points fit.
 TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg);
+/// The input-channel blocks one tile's input window spans (per thread) for tiles of `tile_oc`
+/// output-channel blocks and chunks of `tile_ic` input blocks: tile_ic with groups 1; with G
+/// block groups of OCB/G output and ICB/G input blocks, the most over the tiles of
+/// (last group - first group) * ICB/G + tile_ic (the input blocks between a tile's groups are
+/// loaded too: one window per tile).
+int64_t conv2d_window_blocks(const Conv2dLayer& layer, int64_t tile_oc, int64_t tile_ic);
 /// As conv2d_acc_buffers, for the dense template.
 AccBuffers dense_acc_buffers(const DenseLayer& layer);
 /// As conv2d_tile_rows, for the dense template (schedule_dense's fit check).
