@@ -166,42 +166,91 @@ struct FastModel {
 
   int64_t beats(int64_t bytes) const { return ceil_div(bytes, cfg.bus_bytes()); }
 
+  /// The point's cycles as a pipeline of the three modules over its tiles, in the order
+  /// inject_virtual_threads interleaves them (tile j of every thread, then tile j + 1), a tile
+  /// being its chunks (LOAD of the window and, with several chunks or at a new output-channel
+  /// tile, the weights; then the chunk's GEMMs) and its epilogue (the ALU steps, then the
+  /// STOREs). Each thread has its own buffers: a thread's next LOAD waits for its previous
+  /// chunk's GEMMs, its next tile's GEMMs for its previous STORE. Every DMA instruction costs
+  /// DRAM_LATENCY plus its beats (docs/microarchitecture.md section 2); the shared data bus
+  /// bounds the total from below by all beats.
   std::optional<double> operator()(const te::ConfigEntity& pt) const {
     const int64_t tile_oc = pt.split("tile_oc")[1], tile_ic = pt.split("tile_ic")[1];
     const int64_t oc_outer = pt.split("tile_oc")[0], chunks = pt.split("tile_ic")[0];
+    const int64_t oc_nthread = pt.knob("oc_nthread");
     const int64_t h_nthread = dense ? 1 : pt.knob("h_nthread");
-    const int64_t nthread = pt.knob("oc_nthread") * h_nthread;
-    if (oc_outer % pt.knob("oc_nthread") != 0 || !fits(pt)) return std::nullopt;
+    const int64_t nthread = oc_nthread * h_nthread;
+    if (oc_outer % oc_nthread != 0 || !fits(pt)) return std::nullopt;
     if (!dense && pt.split("tile_h")[0] % h_nthread != 0) return std::nullopt;
-    const int64_t lat = cfg.dram_latency;
+    const double lat = static_cast<double>(cfg.dram_latency);
     const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
-    double load = 0, compute = 0, store = 0, tiles = 0, bytes = 0;
+    const int64_t ae = cfg.acc_elem_bytes();
+    // per chunk: LOAD beats and instructions of the window and of the weights, GEMM cycles;
+    // per tile: the reset, the ALU steps and constant rows, the STORE beats and instructions
+    double inp_beats = 0, inp_insns = 0, wgt_beats = 0, wgt_insns = 0, gemm = 0, epilogue = 0;
+    double store_beats = 0, store_insns = 0;
+    int64_t tiles = 0, spatial = 1;  // tiles in all; spatial tiles per output-channel tile
     if (dense) {
-      tiles = static_cast<double>(oc_outer);
-      load = static_cast<double>(chunks * (2 * lat + g.nb * beats(tile_ic * ie) + tile_oc * beats(tile_ic * we)));
-      compute = static_cast<double>(chunks * (g.nb * tile_oc * tile_ic + 4 * tile_oc) + g.nb * tile_oc + 4 +
-                                    alu_steps * (g.nb * tile_oc + 4));
-      store = static_cast<double>(lat + g.nb * beats(tile_oc * oe));
-      bytes = static_cast<double>(oc_outer * chunks * (g.nb * tile_ic * ie + tile_oc * tile_ic * we) +
-                                  g.nb * g.ocb * oe);
+      tiles = oc_outer;
+      inp_beats = static_cast<double>(g.nb * beats(tile_ic * ie));
+      inp_insns = 1;
+      wgt_beats = static_cast<double>(tile_oc * beats(tile_ic * we));
+      wgt_insns = static_cast<double>(tile_oc);
+      gemm = static_cast<double>(g.nb * tile_oc * tile_ic + 4 * tile_oc);
+      const int64_t elems = g.nb * tile_oc;
+      epilogue = static_cast<double>(elems + 4 + alu_steps * (elems + 4));
+      store_beats = static_cast<double>(g.nb * beats(tile_oc * oe));
+      store_insns = 1;
     } else {
       const int64_t tile_h = pt.split("tile_h")[1], tile_w = pt.split("tile_w")[1];
       const int64_t win_h = (tile_h - 1) * g.sh + g.kh, win_w = (tile_w - 1) * g.sw + g.kw;
       const int64_t rows = std::min(win_h, g.ih), cols = std::min(win_w, g.iw);
-      tiles = static_cast<double>(g.nb * oc_outer * pt.split("tile_h")[0] * pt.split("tile_w")[0]);
+      spatial = pt.split("tile_h")[0] * pt.split("tile_w")[0] / h_nthread;
+      tiles = g.nb * oc_outer * pt.split("tile_h")[0] * pt.split("tile_w")[0];
       // the window's channel blocks (more than tile_ic when a tile spans several groups)
       const int64_t win_blocks = topi::accel::conv2d_window_blocks(*conv, tile_oc, tile_ic);
-      load = static_cast<double>(chunks * (win_blocks * (lat + rows * beats(cols * ie)) +
-                                           tile_oc * tile_ic * (lat + g.kh * beats(g.kw * we))));
+      inp_beats = static_cast<double>(win_blocks * rows * beats(cols * ie));
+      inp_insns = static_cast<double>(win_blocks);
+      wgt_beats = static_cast<double>(tile_oc * beats(tile_ic * g.kh * g.kw * we));
+      wgt_insns = static_cast<double>(tile_oc);
       const int64_t elems = tile_oc * tile_h * tile_w;
-      compute = static_cast<double>(chunks * (elems * tile_ic * g.kh * g.kw + 4 * tile_oc * tile_ic * g.kh) + elems +
-                                    4 + alu_steps * (elems + 4));
-      store = static_cast<double>(tile_oc * (lat + tile_h * beats(tile_w * oe)));
-      bytes = tiles * static_cast<double>(chunks * (win_blocks * rows * cols * ie + tile_oc * tile_ic * g.kh * g.kw * we) +
-                                          elems * oe);
+      gemm = static_cast<double>(elems * tile_ic * g.kh * g.kw + 4 * tile_oc * tile_ic * g.kh);
+      epilogue = static_cast<double>(elems + 4 + alu_steps * (elems + 4));
+      if (bufs.element > 0) epilogue += lat + static_cast<double>(beats(elems * ae));
+      store_beats = static_cast<double>(tile_oc * tile_h * beats(tile_w * oe));
+      store_insns = static_cast<double>(tile_oc);
     }
-    const double per_tile = nthread > 1 ? std::max(load + store, compute) : load + compute + store;
-    return std::max(tiles * per_tile, bytes / cfg.bus_bytes());
+    const int64_t per_thread = tiles / nthread;
+    std::vector<double> buf_free(static_cast<size_t>(nthread), 0), acc_free(static_cast<size_t>(nthread), 0);
+    double ld = 0, cp = 0, st = 0;
+    std::vector<double> loaded(buf_free.size(), 0);
+    for (int64_t j = 0; j < per_thread; ++j) {
+      const bool weights = chunks > 1 || j % spatial == 0;
+      for (int64_t k = 0; k < chunks; ++k) {
+        // the threads' loads of chunk k, then their GEMMs (a loop inside the threads is shared,
+        // its body interleaved)
+        for (size_t t = 0; t < buf_free.size(); ++t) {
+          ld = std::max(ld, buf_free[t]) + inp_insns * lat + inp_beats + (weights ? wgt_insns * lat + wgt_beats : 0);
+          loaded[t] = ld;
+        }
+        for (size_t t = 0; t < buf_free.size(); ++t) {
+          cp = std::max(cp, loaded[t]);
+          if (k == 0) cp = std::max(cp, acc_free[t]);
+          cp += gemm;
+          buf_free[t] = cp;
+        }
+      }
+      for (size_t t = 0; t < buf_free.size(); ++t) {
+        cp += epilogue;
+        st = std::max(st, cp) + store_insns * lat + store_beats;
+        acc_free[t] = st;
+      }
+    }
+    // every beat crosses the one data bus
+    const double weights_loads = static_cast<double>(chunks > 1 ? tiles * chunks : tiles / spatial);
+    const double bus = static_cast<double>(tiles * chunks) * inp_beats + weights_loads * wgt_beats +
+                       static_cast<double>(tiles) * store_beats;
+    return std::max(st, bus + lat);
   }
 };
 

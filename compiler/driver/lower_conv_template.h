@@ -76,13 +76,17 @@ struct ConvTemplateOptions {
 /// per-position correction tensor (schedule.h).
 ///
 /// Search: the points of conv2d_config_space (dense_config_space) whose tiles fit the
-/// scratchpads (the template's row checks, without building) are ranked by a fast analytic
-/// model of the template's stream (per tile and input-channel chunk: one LOAD INP per input
-/// block of the window, DRAM_LATENCY + beats of its real rows; one LOAD WGT per weight block
-/// pair; GEMM uops one per cycle plus 4 per instruction; the ALU steps; one STORE per output
-/// block; with oc_nthread 2 load and compute overlap: a tile costs the larger of them plus its
-/// store, else their sum; at least the total DRAM beats); the best max_candidates that run under
-/// cfg's queue depths are built and the stream cost model picks (search_template).
+/// scratchpads (the template's row checks, without building) are ranked by a fast model of the
+/// template's stream: the load, compute and store modules as a pipeline over the tiles in the
+/// order inject_virtual_threads interleaves the threads (per input-channel chunk every
+/// thread's LOADs, then every thread's GEMMs; per tile the ALU steps, then the STOREs), each
+/// thread with its own buffers (its next LOAD waits for its previous GEMMs, its next tile's
+/// GEMMs for its previous STORE); a LOAD INP per input block of the window and a LOAD WGT per
+/// output block, each DRAM_LATENCY + the beats of its real rows; GEMM uops one per cycle plus 4
+/// per instruction; at least the total DRAM beats (one shared data bus). On 12 mobilenetv2
+/// layers searched exhaustively its 8 best points hold the best one within 0.9 % (the
+/// sum/max model it replaced: 1.6 %). The best max_candidates that run under cfg's queue
+/// depths are built and the stream cost model picks (search_template).
 ///
 /// Groups: the channel groups are merged into the most block groups of whole channel blocks
 /// (the template's attrs.groups; depthwise 32 channels in blocks of 16: 2), the weights packed
