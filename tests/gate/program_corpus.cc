@@ -774,9 +774,32 @@ void dump_pair(const std::string& dir, const std::string& key, const std::string
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   }
   auto write = [&](const char* which, const compiler::accel::LoweredLayer& l) {
-    std::string text = fmt::format("; {} path: {}\n; {} cycles (stream cost model)\n{}", which, l.schedule,
-                                   l.est_cycles, isa::disassemble(l.program));
-    if (!l.ir_dump.empty()) text += "\n/* the template's TIR\n" + l.ir_dump + "*/\n";
+    // the modules' counters on the cycle model (zero inputs: timing does not depend on data)
+    auto dev = runtime::Device::create("cycle", l.program.config, runtime::dram_bytes_for({l.program}));
+    const runtime::LoadedProgram lp = dev->load(l.program);
+    dev->submit(lp);
+    const sim::RunStats rs = dev->wait();
+    dev->unload(lp);
+    std::string stats = fmt::format("# cycle model: {} cycles\n", rs.cycles);
+    for (const auto& [mod, m] : {std::pair<const char*, const sim::ModuleStats&>{"load", rs.load},
+                                 {"compute", rs.compute}, {"store", rs.store}}) {
+      stats += fmt::format("#   {:<8} {:6} insns, busy {:9}, stalled on tokens {:9}, on queues {:9}, on DRAM {:9}\n",
+                           mod, m.insns, m.busy_cycles, m.stall_token_cycles, m.stall_queue_cycles,
+                           m.stall_dram_cycles);
+    }
+    // '#' comments: the file assembles as it is (tessel asm)
+    std::string text = fmt::format("# {} path: {}\n# {} cycles (stream cost model)\n{}{}", which, l.schedule,
+                                   l.est_cycles, stats, isa::disassemble(l.program));
+    if (!l.ir_dump.empty()) {
+      text += "\n# the template's TIR\n";
+      size_t pos = 0;
+      while (pos < l.ir_dump.size()) {
+        const size_t nl = l.ir_dump.find('\n', pos);
+        const size_t end = nl == std::string::npos ? l.ir_dump.size() : nl;
+        text += "# " + l.ir_dump.substr(pos, end - pos) + "\n";
+        pos = end + 1;
+      }
+    }
     support::write_file_atomic((fs::path(dir) / (stem + "." + which + ".asm")).string(), text);
   };
   write("old", old_low);

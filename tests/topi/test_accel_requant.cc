@@ -186,8 +186,10 @@ TEST(TopiAccelRequant, Conv3x3PaddedZeroPointEveryPoint) {
   const EveryPointResult r = every_point_matches_reference(q, 61);
   // tile_oc 1, 2 (x2 threads for 1) x tile_h 1, 5 x tile_w 1, 2, 4 x tile_ic 1, 2
   EXPECT_EQ(r.ran, 3 * 2 * 3 * 2);
-  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kUniform, Kind::kUniform, Kind::kChannel,
-                                        Kind::kChannel, Kind::kChannel, Kind::kChannel}));
+  // the border tensor (the correction at the padding), the per-channel offset (bias and zero
+  // point), the clamp's wide bounds, the per-channel multiplier, round, shift and out_add
+  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kChannel, Kind::kUniform, Kind::kUniform,
+                                        Kind::kChannel, Kind::kChannel, Kind::kChannel, Kind::kChannel}));
 }
 
 /// Stride 2 with asymmetric padding (none on the left: the window still reaches the right
@@ -262,7 +264,7 @@ TEST(TopiAccelRequant, DenseZeroPointBiasEveryPoint) {
 }
 
 /// The lowered form of a padded layer with a zero point: the border tensor copied with every
-/// tile, the channel constants at the channel tile loop (inside the virtual thread), the wide
+/// tile (each of the 2 x 1 tiles of 2 x 4 outputs reaches into the padding: no guard), the channel constants at the channel tile loop (inside the virtual thread), the wide
 /// clamp bounds once at the root.
 TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   const isa::HwConfig hw;
@@ -281,10 +283,11 @@ TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   EXPECT_EQ(op.constants[0].tensor.name(), "conv2d.zp_init");
   EXPECT_EQ(op.constants[1].tensor.name(), "requant.acc_max");
   EXPECT_EQ(op.constants[2].tensor.name(), "requant.multiplier");
-  // border: 4 * 32 (two input blocks of 16 ones) * padded taps, plus the bias 7 and the
-  // per-channel addend -4 * 9 * 32; corner (0, 0) has 5 padded taps
-  EXPECT_EQ(op.constants[0].values[0], 4 * 32 * 5 + 7 - 4 * 9 * 32);
-  EXPECT_EQ(op.constants[0].values[16 * 5], 7 - 4 * 9 * 32);  // (1, 1): inside
+  // border: 4 * 32 (two input blocks of 16 ones) * padded taps, corner (0, 0) has 5 of them;
+  // 0 inside (the bias 7 and the per-channel addend -4 * 9 * 32 are the chain's acc_offset,
+  // one immediate: ADD -1145)
+  EXPECT_EQ(op.constants[0].values[0], 4 * 32 * 5);
+  EXPECT_EQ(op.constants[0].values[16 * 5], 0);  // (1, 1): inside
   // packed [2][1][16]: block 0 lane 1 is 70000
   EXPECT_EQ(op.constants[2].values[1], 70000);
   EXPECT_EQ(op.constants[2].values[16], 1200);
@@ -293,6 +296,44 @@ TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   tir::testing::expect_golden_in("topi", "accel_conv2d_constants.tir", tir::to_text(f));
 }
 
+
+/// The border tensor is zero in the interior: on 8 x 8 outputs in tiles of 2 x 2, the LOAD ACC
+/// of it and its ADD run only in the first and last row and column of tiles
+/// (guard_zero_constant_tiles), and every point of the layer stays bit-exact.
+TEST(TopiAccelRequant, ZeroPointBorderOnlyInBorderTiles) {
+  const isa::HwConfig hw;
+  Conv2dLayer l = small_conv();
+  l.x = te::placeholder(S({1, 2, 8, 8, 1, 16}), DataType::int8(), "x");
+  l.x_zero_point = 4;
+  l.w_values.assign(2 * 2 * 9 * 16 * 16, 1);
+  te::ConfigSpace space;
+  conv2d_config_space(l, space);
+  const ScheduledOp op = schedule_conv2d(
+      l, hw, pick(space, {{"tile_oc", 2}, {"tile_h", 2}, {"tile_w", 2}, {"tile_ic", 2}, {"oc_nthread", 1}}));
+  const tir::PrimFunc f = lower_template(op, "conv2d");
+  EXPECT_TRUE(tir::verify(f).empty());
+  const std::string text = tir::to_text(f);
+  const std::string cond = "if (((((i2.outer == 0) || (i2.outer == 3)) || (i3.outer == 0)) || (i3.outer == 3)))";
+  size_t n = 0;
+  for (size_t at = text.find(cond); at != std::string::npos; at = text.find(cond, at + 1)) ++n;
+  EXPECT_EQ(n, 2u) << text;  // the copy and the ADD
+  // 12 of the 16 tiles reach into the padding: 12 LOAD ACC of the border tensor
+  std::vector<compiler::accel_tir::SegmentSpec> segs = {
+      {"x", "x", isa::SegmentKind::kInput, 0, isa::MemType::kInp},
+      {"w", "w", isa::SegmentKind::kInput, 0, isa::MemType::kWgt}};
+  uint64_t off = 0;
+  for (const ChannelConstant& c : op.constants) {
+    segs.push_back({c.tensor.name(), c.tensor.name(), isa::SegmentKind::kConst, off, isa::MemType::kAcc});
+    off += c.values.size() * 4;
+  }
+  segs.push_back({op.out.name(), op.out.name(), isa::SegmentKind::kOutput, 0, isa::MemType::kOut});
+  const isa::Program prog = compiler::accel_tir::build_accel_program(f, hw, segs);
+  int acc_loads = 0;
+  for (const isa::Instruction& in : prog.insns) {
+    acc_loads += in.opcode == isa::Opcode::kLoad && in.mem_type == isa::MemType::kAcc && in.y_size == 2 && in.x_size == 2;
+  }
+  EXPECT_EQ(acc_loads, 2 * 12);  // one 2 x 2 LOAD per output-channel block of a border tile
+}
 
 }  // namespace
 }  // namespace tessel::topi::accel

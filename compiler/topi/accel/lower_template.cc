@@ -1,5 +1,9 @@
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
+
+#include "compiler/tir/arith/analyzer.h"
 
 #include "compiler/target/accel_intrin.h"
 #include "compiler/te/lower.h"
@@ -122,6 +126,238 @@ struct MarkGemm : tir::IRMutator {
   }
 };
 
+/// Whether `s` reads or writes buffer `data`.
+bool references(const Stmt& s, const tir::VarNode* data) {
+  struct V : tir::IRVisitor {
+    const tir::VarNode* data;
+    bool hit = false;
+    void visit_buffer(const Buffer& b) override { hit = hit || b->data.get() == data; }
+  } v;
+  v.data = data;
+  v.visit_stmt(s);
+  return v.hit || count_loads(s, data) > 0;
+}
+
+/// The statements of a sequence, nested sequences flattened.
+void flatten(const Stmt& s, std::vector<Stmt>* out) {
+  if (s.kind() == tir::StmtKind::kSeqStmt) {
+    for (const Stmt& x : s.as<tir::SeqStmtNode>()->seq) flatten(x, out);
+  } else {
+    out->push_back(s);
+  }
+}
+
+struct LoopRange {
+  tir::Var var;
+  int64_t min = 0, extent = 0;
+};
+
+/// guard_zero_constant_tiles: see schedule.h.
+struct GuardZeroTiles : tir::IRMutator {
+  std::map<const tir::VarNode*, const std::vector<int32_t>*> constants;  ///< global data -> values
+  std::map<const tir::VarNode*, std::vector<int64_t>> shapes;            ///< global data -> shape
+  std::vector<LoopRange> loops;  ///< the loops around the statement (a non-constant one: extent -1)
+
+  Stmt mutate(const tir::ForNode* op, const Stmt& self) override {
+    const std::optional<int64_t> mn = tir::arith::as_const(op->min), ext = tir::arith::as_const(op->extent);
+    loops.push_back({op->loop_var, mn ? *mn : 0, mn && ext ? *ext : -1});
+    Stmt r = tir::IRMutator::mutate(op, self);
+    loops.pop_back();
+    return r;
+  }
+
+  Stmt mutate(const tir::AllocateNode* op, const Stmt& self) override {
+    Stmt body = mutate_stmt(op->body);
+    if (op->buffer->scope == tir::MemScope::kAcc) {
+      if (std::optional<Stmt> g = guard(op->buffer, body)) body = *g;
+    }
+    return body.same_as(op->body) ? self : tir::allocate(op->buffer, body);
+  }
+
+  /// The copy of a constant into `local` and the in-place ADDs reading it, guarded by the tiles
+  /// whose part of the constant is not all zero; nullopt to leave the body as it is.
+  std::optional<Stmt> guard(const Buffer& local, const Stmt& body) {
+    if (body.kind() == tir::StmtKind::kAllocate) {  // other allocations in between
+      const auto* al = body.as<tir::AllocateNode>();
+      std::optional<Stmt> inner = guard(local, al->body);
+      if (!inner) return std::nullopt;
+      return tir::allocate(al->buffer, *inner);
+    }
+    const tir::VarNode* ld = local->data.get();
+    std::vector<Stmt> items;
+    flatten(body, &items);
+    int copy_at = -1;
+    std::vector<int> adds;
+    const tir::BufferLoadNode* src = nullptr;
+    const tir::AttrStmtNode* copy = nullptr;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const Stmt& it = items[k];
+      if (!references(it, ld)) continue;
+      if (it.kind() != tir::StmtKind::kAttrStmt) return std::nullopt;
+      const auto* at = it.as<tir::AttrStmtNode>();
+      const tir::BufferStoreNode* st = nest_store(at->body);
+      if (!st) return std::nullopt;
+      if (at->key == compiler::target::accel::kPragmaDmaCopy && st->buffer.same_as(local) && copy_at < 0 &&
+          st->value.kind() == tir::ExprKind::kBufferLoad &&
+          constants.count(st->value.as<tir::BufferLoadNode>()->buffer->data.get())) {
+        copy_at = static_cast<int>(k);
+        copy = at;
+        src = st->value.as<tir::BufferLoadNode>();
+        continue;
+      }
+      // an in-place ADD of the copy: dst[i] = dst[i] + local[...]
+      if (at->key != compiler::target::accel::kPragmaAlu || copy_at < 0 || st->buffer.same_as(local) ||
+          st->value.kind() != tir::ExprKind::kAdd) {
+        return std::nullopt;
+      }
+      const tir::BufferLoadNode* a = first_operand(st->value);
+      if (!a || !a->buffer.same_as(st->buffer) || count_loads(at->body, ld) != 1) return std::nullopt;
+      adds.push_back(static_cast<int>(k));
+    }
+    if (copy_at < 0 || adds.empty()) return std::nullopt;
+    // the tiles: every assignment of the loops around the allocation
+    int64_t tiles = 1;
+    for (const LoopRange& l : loops) {
+      if (l.extent < 0) return std::nullopt;
+      tiles *= std::max<int64_t>(l.extent, 1);
+      if (tiles > (int64_t{1} << 16)) return std::nullopt;
+    }
+    // the copy's source offset as a linear form of the outer and the copy's own loop variables
+    std::vector<tir::Var> vars;
+    for (const LoopRange& l : loops) vars.push_back(l.var);
+    std::vector<LoopRange> inner;
+    for (Stmt cur = copy->body; cur.kind() == tir::StmtKind::kFor; cur = cur.as<tir::ForNode>()->body) {
+      const auto* f = cur.as<tir::ForNode>();
+      const std::optional<int64_t> mn = tir::arith::as_const(f->min), ext = tir::arith::as_const(f->extent);
+      if (!mn || !ext) return std::nullopt;
+      inner.push_back({f->loop_var, *mn, *ext});
+      vars.push_back(f->loop_var);
+    }
+    const std::vector<int64_t>& shape = shapes.at(src->buffer->data.get());
+    const std::vector<int32_t>& values = *constants.at(src->buffer->data.get());
+    if (src->indices.size() != shape.size()) return std::nullopt;
+    std::vector<int64_t> coef(vars.size() + 1, 0);
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      const std::optional<std::vector<Expr>> c = tir::arith::detect_linear_equation(src->indices[d], vars);
+      if (!c) return std::nullopt;
+      for (size_t i = 0; i < c->size(); ++i) {
+        const std::optional<int64_t> v = tir::arith::as_const((*c)[i]);
+        if (!v) return std::nullopt;
+        coef[i] += *v * stride;
+      }
+      stride *= shape[d];
+    }
+    // which tiles read a non-zero value
+    const size_t n_out = loops.size();
+    std::vector<char> nonzero(static_cast<size_t>(tiles), 0);
+    std::vector<int64_t> at(n_out, 0);
+    bool bad = false;
+    for (int64_t t = 0; t < tiles && !bad; ++t) {
+      int64_t rem = t, base = coef.back();
+      for (size_t i = n_out; i-- > 0;) {
+        const int64_t e = std::max<int64_t>(loops[i].extent, 1);
+        at[i] = loops[i].min + rem % e;
+        rem /= e;
+        base += coef[i] * at[i];
+      }
+      std::function<bool(size_t, int64_t)> any = [&](size_t j, int64_t off) -> bool {
+        if (j == inner.size()) {
+          if (off < 0 || off >= static_cast<int64_t>(values.size())) {
+            bad = true;
+            return true;
+          }
+          return values[static_cast<size_t>(off)] != 0;
+        }
+        for (int64_t x = inner[j].min; x < inner[j].min + inner[j].extent; ++x) {
+          if (any(j + 1, off + coef[n_out + j] * x)) return true;
+        }
+        return false;
+      };
+      nonzero[static_cast<size_t>(t)] = any(0, base);
+    }
+    if (bad) return std::nullopt;
+    int64_t n_nonzero = 0;
+    for (char c : nonzero) n_nonzero += c;
+    if (n_nonzero == tiles) return std::nullopt;
+    // the condition: the tiles where some loop variable is in its set of all-non-zero values,
+    // when that describes them exactly (the zero-point border: the first and last rows and
+    // columns of tiles), else one term per non-zero tile (at most 64)
+    auto coords = [&](int64_t t) {
+      std::vector<int64_t> c(n_out);
+      for (size_t i = n_out; i-- > 0;) {
+        const int64_t e = std::max<int64_t>(loops[i].extent, 1);
+        c[i] = loops[i].min + t % e;
+        t /= e;
+      }
+      return c;
+    };
+    std::vector<std::vector<char>> all_nonzero(n_out);
+    for (size_t i = 0; i < n_out; ++i) all_nonzero[i].assign(static_cast<size_t>(std::max<int64_t>(loops[i].extent, 1)), 1);
+    for (int64_t t = 0; t < tiles; ++t) {
+      if (nonzero[static_cast<size_t>(t)]) continue;
+      const std::vector<int64_t> c = coords(t);
+      for (size_t i = 0; i < n_out; ++i) all_nonzero[i][static_cast<size_t>(c[i] - loops[i].min)] = 0;
+    }
+    bool separable = true;
+    for (int64_t t = 0; t < tiles && separable; ++t) {
+      const std::vector<int64_t> c = coords(t);
+      bool any_in = false;
+      for (size_t i = 0; i < n_out; ++i) any_in = any_in || all_nonzero[i][static_cast<size_t>(c[i] - loops[i].min)];
+      separable = any_in == static_cast<bool>(nonzero[static_cast<size_t>(t)]);
+    }
+    Expr cond;
+    auto disj = [&](Expr e) { cond = cond.defined() ? tir::logical_or(cond, e) : e; };
+    auto imm = [](const tir::Var& v, int64_t x) { return tir::make_const(v.dtype(), x); };
+    if (separable) {
+      for (size_t i = 0; i < n_out; ++i) {
+        const std::vector<char>& in = all_nonzero[i];
+        for (size_t a = 0; a < in.size();) {
+          if (!in[a]) {
+            ++a;
+            continue;
+          }
+          size_t b = a;
+          while (b < in.size() && in[b]) ++b;
+          const tir::Var& v = loops[i].var;
+          const int64_t lo = loops[i].min + static_cast<int64_t>(a), hi = loops[i].min + static_cast<int64_t>(b);
+          if (b - a == in.size()) {
+            disj(tir::bool_imm(true));
+          } else if (b - a == 1) {
+            disj(tir::eq(Expr(v), imm(v, lo)));
+          } else {
+            disj(tir::logical_and(tir::ge(Expr(v), imm(v, lo)), tir::lt(Expr(v), imm(v, hi))));
+          }
+          a = b;
+        }
+      }
+    } else {
+      if (n_nonzero > 64) return std::nullopt;
+      for (int64_t t = 0; t < tiles; ++t) {
+        if (!nonzero[static_cast<size_t>(t)]) continue;
+        const std::vector<int64_t> c = coords(t);
+        Expr conj;
+        for (size_t i = 0; i < n_out; ++i) {
+          if (loops[i].extent <= 1) continue;
+          Expr e = tir::eq(Expr(loops[i].var), imm(loops[i].var, c[i]));
+          conj = conj.defined() ? tir::logical_and(conj, e) : e;
+        }
+        disj(conj.defined() ? conj : tir::bool_imm(true));
+      }
+    }
+    std::vector<Stmt> out;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const bool guarded = static_cast<int>(k) == copy_at || std::count(adds.begin(), adds.end(), static_cast<int>(k));
+      if (!guarded) {
+        out.push_back(items[k]);
+      } else if (cond.defined()) {
+        out.push_back(tir::if_then_else(cond, items[k]));
+      }  // no tile reads a non-zero value: the copy and the ADDs go
+    }
+    return tir::seq(out);
+  }
+};
+
 }  // namespace
 
 tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f) {
@@ -144,8 +380,32 @@ tir::PrimFunc alu_in_place(const tir::PrimFunc& f) {
   return f.with_body(body);
 }
 
+tir::PrimFunc guard_zero_constant_tiles(const tir::PrimFunc& f, const std::vector<ChannelConstant>& constants) {
+  GuardZeroTiles g;
+  for (const auto& [param, buf] : f->buffer_map) {
+    for (const ChannelConstant& c : constants) {
+      if (c.kind != ChannelConstant::Kind::kElement || buf->name != c.tensor.name()) continue;
+      std::vector<int64_t> shape;
+      int64_t n = 1;
+      for (const Expr& d : buf->shape) {
+        const std::optional<int64_t> v = tir::arith::as_const(d);
+        if (!v) break;
+        shape.push_back(*v);
+        n *= *v;
+      }
+      if (shape.size() != buf->shape.size() || !buf->strides.empty() || n != static_cast<int64_t>(c.values.size())) {
+        continue;
+      }
+      g.constants[buf->data.get()] = &c.values;
+      g.shapes[buf->data.get()] = shape;
+    }
+  }
+  if (g.constants.empty()) return f;
+  return f.with_body(g.mutate_stmt(f->body));
+}
+
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name) {
-  return mark_gemm_kernels(alu_in_place(te::lower(op.schedule, op.args, name)));
+  return mark_gemm_kernels(guard_zero_constant_tiles(alu_in_place(te::lower(op.schedule, op.args, name)), op.constants));
 }
 
 }  // namespace tessel::topi::accel

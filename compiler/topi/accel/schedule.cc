@@ -183,16 +183,10 @@ Folded fold_addends(const std::string& what, const Tensor& x, const Tensor& w, c
     off[o] = wrap_add32(wrap_add32(a, bias.empty() ? 0 : bias[o]), zp[o]);
   }
   if (attrs && zx != 0 && conv2d_window_touches_padding(xs[2], xs[3], ws[2], ws[3], *attrs)) {
-    // everything per channel goes into the border tensor, which is added anyway
+    // the correction at the padding only (zero where a window stays inside the input, so the
+    // interior tiles skip it: guard_zero_constant_tiles); what is per channel stays in the
+    // chain's acc_offset (int32 adds wrap: the sum is the same in either order)
     f.border = conv2d_zero_point_border(xs, ws, w_values, *attrs, zx);
-    const size_t bo = static_cast<size_t>(ws[4]);
-    const size_t per_block = f.border.size() / static_cast<size_t>(ws[0]);
-    for (size_t i = 0; i < f.border.size(); ++i) {
-      const size_t o = (i / per_block) * bo + i % bo;
-      f.border[i] = wrap_add32(f.border[i], off[o]);
-    }
-    f.rq.acc_offset = {0};
-    return f;
   }
   bool uniform = true;
   for (int32_t v : off) uniform = uniform && v == off[0];

@@ -50,11 +50,13 @@
 //    topi::conv2d_zero_point_border; 0 away from the borders), cache_read into
 //    local.acc_buffer with every tile (a 2-D LOAD ACC per channel block of the tile, rows x
 //    columns) and added by an ALU ADD (step "conv2d.zp", vector operand) right after the GEMMs;
-//    the whole per-channel addend (with acc_offset) is folded into that tensor, so the chain's
-//    ADD acc_offset is left out. Cost per tile: the load of tile_oc x tile_h x tile_w acc
-//    elements (4 bytes per value) and one ALU ADD over the tile, plus as many acc rows; a GEMM
-//    whose initial accumulator is that load (instead of the reset) would save the ADD, which the
-//    template does not do.
+//    the per-channel addend stays in the chain's ADD acc_offset, so the tensor is zero in the
+//    interior and lower_template's guard_zero_constant_tiles makes the load and the ADD
+//    conditional on the tile reaching into the padding (interior tiles issue neither). Cost per
+//    border tile: the load of tile_oc x tile_h x tile_w acc elements (4 bytes per value) and
+//    one ALU ADD over the tile; the acc rows are allocated for every tile. A GEMM whose initial
+//    accumulator is that load (instead of the reset) would save the ADD, which the template
+//    does not do.
 #pragma once
 
 #include <cstdint>
@@ -106,8 +108,23 @@ tir::PrimFunc alu_in_place(const tir::PrimFunc& f);
 /// instruction's loop levels.
 tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f);
 
-/// te::lower(op.schedule, op.args, name), alu_in_place, then mark_gemm_kernels: the TIR the
-/// accelerator passes (inject_dma_copy, inject_alu; the GEMM kernels are already formed) take.
+/// Per-element constants (ChannelConstant::Kind::kElement, e.g. the zero-point border) that are
+/// zero in most tiles: an allocation in acc whose body copies such a constant in (pragma
+/// dma_copy, from a PrimFunc argument named as the constant's tensor, at indices linear in the
+/// loops) and only ADDs it in place (pragma alu: dst = dst + it) gets the copy and the ADDs
+/// guarded by `if (the tile reads a non-zero value)`, a condition on the loops around the
+/// allocation computed from the constant's values: when the non-zero tiles are those where
+/// some loop variable is in a set (the first and last rows and columns of tiles: the windows
+/// that reach into the padding), one range test per run of that set, else one test per
+/// non-zero tile (at most 64; more: no guard). No non-zero tile: the copy and the ADDs go; all
+/// non-zero, any other use of the buffer, a non-constant loop or more than 65536 tiles: the body
+/// is left as it is. emit_instructions evaluates the condition per tile (the loops unrolled), so
+/// interior tiles issue neither the LOAD ACC nor the ALU ADD.
+tir::PrimFunc guard_zero_constant_tiles(const tir::PrimFunc& f, const std::vector<ChannelConstant>& constants);
+
+/// te::lower(op.schedule, op.args, name), alu_in_place, guard_zero_constant_tiles, then
+/// mark_gemm_kernels: the TIR the accelerator passes (inject_dma_copy, inject_alu; the GEMM
+/// kernels are already formed) take.
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
 /// The packed conv2d layer: x int8 [N/B][IC/BI][H][W][B][BI], w int8
