@@ -219,17 +219,9 @@ struct FastModel {
       if (bufs.element > 0) {
         // the zero-point border's LOAD ACC and ADD, in the tiles whose windows reach into the
         // padding only (topi::accel::guard_zero_constant_tiles): on average over the tiles
-        auto border = [](int64_t outer, int64_t tile, int64_t stride, int64_t pad, int64_t k, int64_t in) {
-          int64_t n = 0;
-          for (int64_t j = 0; j < outer; ++j) {
-            const int64_t first = j * tile * stride - pad, last = ((j + 1) * tile - 1) * stride - pad + k - 1;
-            n += first < 0 || last >= in;
-          }
-          return n;
-        };
         const int64_t ho = pt.split("tile_h")[0], wo = pt.split("tile_w")[0];
-        const int64_t bh = border(ho, tile_h, g.sh, g.pt, g.kh, g.ih), bw = border(wo, tile_w, g.sw, g.pl, g.kw, g.iw);
-        const double frac = static_cast<double>(ho * wo - (ho - bh) * (wo - bw)) / static_cast<double>(ho * wo);
+        const int64_t interior = topi::accel::conv2d_interior_tiles(*conv, tile_h, tile_w);
+        const double frac = static_cast<double>(ho * wo - interior) / static_cast<double>(ho * wo);
         epilogue += frac * (lat + static_cast<double>(beats(elems * ae) + elems + 4));
       }
       store_beats = static_cast<double>(tile_oc * tile_h * beats(tile_w * oe));

@@ -186,10 +186,11 @@ TEST(TopiAccelRequant, Conv3x3PaddedZeroPointEveryPoint) {
   const EveryPointResult r = every_point_matches_reference(q, 61);
   // tile_oc 1, 2 (x2 threads for 1) x tile_h 1, 5 x tile_w 1, 2, 4 x tile_ic 1, 2
   EXPECT_EQ(r.ran, 3 * 2 * 3 * 2);
-  // the border tensor (the correction at the padding), the per-channel offset (bias and zero
-  // point), the clamp's wide bounds, the per-channel multiplier, round, shift and out_add
-  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kChannel, Kind::kUniform, Kind::kUniform,
-                                        Kind::kChannel, Kind::kChannel, Kind::kChannel, Kind::kChannel}));
+  // the first point's tile is the whole plane (no interior tile: the per-channel offset is
+  // folded into the border tensor), then the clamp's wide bounds, the per-channel multiplier,
+  // round, shift and out_add
+  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kUniform, Kind::kUniform, Kind::kChannel,
+                                        Kind::kChannel, Kind::kChannel, Kind::kChannel}));
 }
 
 /// Stride 2 with asymmetric padding (none on the left: the window still reaches the right
@@ -264,8 +265,9 @@ TEST(TopiAccelRequant, DenseZeroPointBiasEveryPoint) {
 }
 
 /// The lowered form of a padded layer with a zero point: the border tensor copied with every
-/// tile (each of the 2 x 1 tiles of 2 x 4 outputs reaches into the padding: no guard), the channel constants at the channel tile loop (inside the virtual thread), the wide
-/// clamp bounds once at the root.
+/// tile (each of the 2 x 1 tiles of 2 x 4 outputs reaches into the padding: the per-channel
+/// addend folded in, no guard), the channel constants at the channel tile loop (inside the
+/// virtual thread), the wide clamp bounds once at the root.
 TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   const isa::HwConfig hw;
   Conv2dLayer l = small_conv();
@@ -283,11 +285,11 @@ TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   EXPECT_EQ(op.constants[0].tensor.name(), "conv2d.zp_init");
   EXPECT_EQ(op.constants[1].tensor.name(), "requant.acc_max");
   EXPECT_EQ(op.constants[2].tensor.name(), "requant.multiplier");
-  // border: 4 * 32 (two input blocks of 16 ones) * padded taps, corner (0, 0) has 5 of them;
-  // 0 inside (the bias 7 and the per-channel addend -4 * 9 * 32 are the chain's acc_offset,
-  // one immediate: ADD -1145)
-  EXPECT_EQ(op.constants[0].values[0], 4 * 32 * 5);
-  EXPECT_EQ(op.constants[0].values[16 * 5], 0);  // (1, 1): inside
+  // border: 4 * 32 (two input blocks of 16 ones) * padded taps, plus (every tile reaches into
+  // the padding: conv2d_interior_tiles 0) the bias 7 and the per-channel addend -4 * 9 * 32;
+  // corner (0, 0) has 5 padded taps
+  EXPECT_EQ(op.constants[0].values[0], 4 * 32 * 5 + 7 - 4 * 9 * 32);
+  EXPECT_EQ(op.constants[0].values[16 * 5], 7 - 4 * 9 * 32);  // (1, 1): inside
   // packed [2][1][16]: block 0 lane 1 is 70000
   EXPECT_EQ(op.constants[2].values[1], 70000);
   EXPECT_EQ(op.constants[2].values[16], 1200);
@@ -310,6 +312,8 @@ TEST(TopiAccelRequant, ZeroPointBorderOnlyInBorderTiles) {
   conv2d_config_space(l, space);
   const ScheduledOp op = schedule_conv2d(
       l, hw, pick(space, {{"tile_oc", 2}, {"tile_h", 2}, {"tile_w", 2}, {"tile_ic", 2}, {"oc_nthread", 1}}));
+  EXPECT_EQ(conv2d_interior_tiles(l, 2, 2), 2 * 2);
+  EXPECT_EQ(op.constants[0].values[16 * (8 * 2 + 2)], 0);  // (2, 2): inside, the addend not folded
   const tir::PrimFunc f = lower_template(op, "conv2d");
   EXPECT_TRUE(tir::verify(f).empty());
   const std::string text = tir::to_text(f);

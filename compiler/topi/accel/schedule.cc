@@ -157,7 +157,7 @@ struct Folded {
 };
 Folded fold_addends(const std::string& what, const Tensor& x, const Tensor& w, const Conv2dAttrs* attrs,
                     const RequantParams& rq, const std::vector<int32_t>& bias, int32_t zx,
-                    const std::vector<int8_t>& w_values) {
+                    const std::vector<int8_t>& w_values, bool into_border = false) {
   const std::vector<int64_t> xs = const_shape(x), ws = const_shape(w);
   const int64_t channels = ws[0] * ws[ws.size() - 2];
   if (!bias.empty() && static_cast<int64_t>(bias.size()) != channels) {
@@ -187,6 +187,18 @@ Folded fold_addends(const std::string& what, const Tensor& x, const Tensor& w, c
     // interior tiles skip it: guard_zero_constant_tiles); what is per channel stays in the
     // chain's acc_offset (int32 adds wrap: the sum is the same in either order)
     f.border = conv2d_zero_point_border(xs, ws, w_values, *attrs, zx);
+    if (into_border) {
+      // every tile adds the border anyway (no interior tile): the per-channel addend goes into
+      // it too, and the chain's ADD acc_offset is left out
+      const size_t bo = static_cast<size_t>(ws[4]);
+      const size_t per_block = f.border.size() / static_cast<size_t>(ws[0]);
+      for (size_t i = 0; i < f.border.size(); ++i) {
+        const size_t o = (i / per_block) * bo + i % bo;
+        f.border[i] = wrap_add32(f.border[i], off[o]);
+      }
+      f.rq.acc_offset = {0};
+      return f;
+    }
   }
   bool uniform = true;
   for (int32_t v : off) uniform = uniform && v == off[0];
@@ -254,6 +266,23 @@ AccBuffers dense_acc_buffers(const DenseLayer& layer) {
   return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
 }
 
+int64_t conv2d_interior_tiles(const Conv2dLayer& layer, int64_t tile_h, int64_t tile_w) {
+  const std::vector<int64_t> xs = const_shape(layer.x), ws = const_shape(layer.w);
+  const Conv2dAttrs& a = layer.attrs;
+  // the tiles of `tile` outputs along one axis whose windows stay inside the input
+  auto inside = [](int64_t in, int64_t pad0, int64_t pad1, int64_t k, int64_t stride, int64_t dil, int64_t tile) {
+    const int64_t out = (in + pad0 + pad1 - (k - 1) * dil - 1) / stride + 1;
+    int64_t n = 0;
+    for (int64_t j = 0; j * tile < out; ++j) {
+      const int64_t last = std::min((j + 1) * tile, out) - 1;
+      n += j * tile * stride - pad0 >= 0 && last * stride - pad0 + (k - 1) * dil < in;
+    }
+    return n;
+  };
+  return inside(xs[2], a.pad_top, a.pad_bottom, ws[2], a.stride_h, a.dilation_h, tile_h) *
+         inside(xs[3], a.pad_left, a.pad_right, ws[3], a.stride_w, a.dilation_w, tile_w);
+}
+
 int64_t conv2d_window_blocks(const Conv2dLayer& layer, int64_t tile_oc, int64_t tile_ic) {
   const std::vector<int64_t> ws = const_shape(layer.w);
   const int64_t groups = layer.attrs.groups, ocb = ws[0], icbg = ws[1];
@@ -309,7 +338,7 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
                      h_outer, tile_h);
   }
   const Folded folded = fold_addends(what, layer.x, layer.w, &a, layer.rq, layer.bias, layer.x_zero_point,
-                                     layer.w_values);
+                                     layer.w_values, conv2d_interior_tiles(layer, tile_h, tile_w) == 0);
   Tensor acc = conv2d_nchwnc(layer.x, layer.w, a, "conv2d");
   // the zero-point border term (with the per-channel addend): one ALU ADD after the GEMMs
   Tensor acc_in = acc;

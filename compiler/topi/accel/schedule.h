@@ -52,7 +52,9 @@
 //    columns) and added by an ALU ADD (step "conv2d.zp", vector operand) right after the GEMMs;
 //    the per-channel addend stays in the chain's ADD acc_offset, so the tensor is zero in the
 //    interior and lower_template's guard_zero_constant_tiles makes the load and the ADD
-//    conditional on the tile reaching into the padding (interior tiles issue neither). Cost per
+//    conditional on the tile reaching into the padding (interior tiles issue neither); at a
+//    point without interior tiles (conv2d_interior_tiles) the addend is folded into the tensor
+//    instead and the chain's ADD acc_offset is left out. Cost per
 //    border tile: the load of tile_oc x tile_h x tile_w acc elements (4 bytes per value) and
 //    one ALU ADD over the tile; the acc rows are allocated for every tile. A GEMM whose initial
 //    accumulator is that load (instead of the reset) would save the ADD, which the template
@@ -231,6 +233,12 @@ TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, cons
 /// (last group - first group) * ICB/G + tile_ic (the input blocks between a tile's groups are
 /// loaded too: one window per tile).
 int64_t conv2d_window_blocks(const Conv2dLayer& layer, int64_t tile_oc, int64_t tile_ic);
+/// The output tiles of tile_h x tile_w (per output-channel tile and batch block) whose input
+/// windows stay inside the input (none of their taps in the padding). With a zero-point border
+/// and none of them, schedule_conv2d folds the per-channel addend into the border tensor (every
+/// tile adds it: the chain's ADD acc_offset goes); otherwise the border holds the padding
+/// correction only and the interior tiles skip it (guard_zero_constant_tiles).
+int64_t conv2d_interior_tiles(const Conv2dLayer& layer, int64_t tile_h, int64_t tile_w);
 /// As conv2d_acc_buffers, for the dense template.
 AccBuffers dense_acc_buffers(const DenseLayer& layer);
 /// As conv2d_tile_rows, for the dense template (schedule_dense's fit check).
