@@ -217,12 +217,14 @@ struct FastModel {
       gemm = static_cast<double>(elems * tile_ic * g.kh * g.kw + 4 * tile_oc * tile_ic * g.kh);
       epilogue = static_cast<double>(elems + 4 + alu_steps * (elems + 4));
       if (bufs.element > 0) {
-        // the zero-point border's LOAD ACC and ADD, in the tiles whose windows reach into the
-        // padding only (topi::accel::guard_zero_constant_tiles): on average over the tiles
+        // the zero-point border's LOAD ACC, in the tiles whose windows reach into the padding
+        // only (topi::accel::guard_zero_constant_tiles): on average over the tiles
         const int64_t ho = pt.split("tile_h")[0], wo = pt.split("tile_w")[0];
         const int64_t interior = topi::accel::conv2d_interior_tiles(*conv, tile_h, tile_w);
         const double frac = static_cast<double>(ho * wo - interior) / static_cast<double>(ho * wo);
-        epilogue += frac * (lat + static_cast<double>(beats(elems * ae) + elems + 4));
+        // a border tile loads it straight into the accumulator in place of the reset
+        // (topi::accel::init_accumulator_from_constants)
+        epilogue += frac * (lat + static_cast<double>(beats(elems * ae) - (elems + 4)));
       }
       store_beats = static_cast<double>(tile_oc * tile_h * beats(tile_w * oe));
       store_insns = static_cast<double>(tile_oc);

@@ -265,8 +265,9 @@ TEST(TopiAccelRequant, DenseZeroPointBiasEveryPoint) {
 }
 
 /// The lowered form of a padded layer with a zero point: the border tensor copied with every
-/// tile (each of the 2 x 1 tiles of 2 x 4 outputs reaches into the padding: the per-channel
-/// addend folded in, no guard), the channel constants at the channel tile loop (inside the
+/// tile straight into the accumulator in place of the GEMM reset (each of the 2 x 1 tiles of
+/// 2 x 4 outputs reaches into the padding: the per-channel addend folded in, no guard), the
+/// channel constants at the channel tile loop (inside the
 /// virtual thread), the wide clamp bounds once at the root.
 TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   const isa::HwConfig hw;
@@ -320,7 +321,11 @@ TEST(TopiAccelRequant, ZeroPointBorderOnlyInBorderTiles) {
   const std::string cond = "if (((((i2.outer == 0) || (i2.outer == 3)) || (i3.outer == 0)) || (i3.outer == 3)))";
   size_t n = 0;
   for (size_t at = text.find(cond); at != std::string::npos; at = text.find(cond, at + 1)) ++n;
-  EXPECT_EQ(n, 2u) << text;  // the copy and the ADD
+  // once: the border tiles load the border straight into the accumulator, the others reset it
+  // (init_accumulator_from_constants: no ADD, no buffer of its own)
+  EXPECT_EQ(n, 1u) << text;
+  EXPECT_NE(text.find("} else {"), std::string::npos) << text;
+  EXPECT_EQ(text.find("conv2d.zp_init.local.acc_buffer"), std::string::npos) << text;
   // 12 of the 16 tiles reach into the padding: 12 LOAD ACC of the border tensor
   std::vector<compiler::accel_tir::SegmentSpec> segs = {
       {"x", "x", isa::SegmentKind::kInput, 0, isa::MemType::kInp},

@@ -358,6 +358,205 @@ struct GuardZeroTiles : tir::IRMutator {
   }
 };
 
+/// The loops of a perfect nest, outermost first, and its innermost statement.
+struct Nest {
+  std::vector<const tir::ForNode*> loops;
+  Stmt body;
+};
+Nest nest_of(const Stmt& s) {
+  Nest n;
+  Stmt cur = s;
+  while (cur.kind() == tir::StmtKind::kFor) {
+    n.loops.push_back(cur.as<tir::ForNode>());
+    cur = cur.as<tir::ForNode>()->body;
+  }
+  n.body = cur;
+  return n;
+}
+
+int64_t const_size(const Buffer& b) {
+  int64_t n = 1;
+  for (const Expr& d : b->shape) {
+    const std::optional<int64_t> v = tir::arith::as_const(d);
+    if (!v) return -1;
+    n *= *v;
+  }
+  return n;
+}
+
+/// The gemm_uop call of an Evaluate, or null.
+const tir::CallNode* gemm_call(const Stmt& s) {
+  if (s.kind() != tir::StmtKind::kEvaluate) return nullptr;
+  const Expr& v = s.as<tir::EvaluateNode>()->value;
+  if (v.kind() != tir::ExprKind::kCall) return nullptr;
+  const auto* c = v.as<tir::CallNode>();
+  return c->op == compiler::target::accel::kGemmUop ? c : nullptr;
+}
+
+/// Whether every use of buffer `data` in `s` is a non-reset gemm_uop (an accumulation).
+bool only_accumulates(const Stmt& s, const tir::VarNode* data) {
+  bool ok = true;
+  struct V : tir::IRVisitor {
+    const tir::VarNode* data;
+    bool* ok;
+    void visit_buffer(const Buffer& b) override { *ok = *ok && b->data.get() != data; }
+    void visit(const tir::CallNode* op) override {
+      if (op->op == compiler::target::accel::kGemmUop && !op->args.empty()) {
+        const std::optional<int64_t> reset = tir::arith::as_const(op->args[0]);
+        bool uses = false;
+        for (const Expr& a : op->args) uses = uses || tir::uses_var_if(a, [&](const tir::VarNode* v) { return v == data; });
+        if (uses && (!reset || *reset != 0)) *ok = false;
+        if (uses) return;  // the accumulation itself
+      }
+      tir::IRVisitor::visit(op);
+    }
+    void visit(const tir::VarNode* op) override { *ok = *ok && op != data; }
+  } v;
+  v.data = data;
+  v.ok = &ok;
+  v.visit_stmt(s);
+  return ok;
+}
+
+/// init_accumulator_from_constants: see schedule.h.
+struct InitFromConstant : tir::IRMutator {
+  Stmt mutate(const tir::AllocateNode* op, const Stmt& self) override {
+    Stmt body = mutate_stmt(op->body);
+    if (op->buffer->scope == tir::MemScope::kAcc) {
+      if (std::optional<Stmt> r = fuse(op->buffer, body)) return *r;  // the allocation goes
+    }
+    return body.same_as(op->body) ? self : tir::allocate(op->buffer, body);
+  }
+
+  static std::optional<Stmt> fuse(const Buffer& z, const Stmt& body) {
+    if (body.kind() == tir::StmtKind::kAllocate) {
+      const auto* al = body.as<tir::AllocateNode>();
+      std::optional<Stmt> inner = fuse(z, al->body);
+      if (!inner) return std::nullopt;
+      return tir::allocate(al->buffer, *inner);
+    }
+    const tir::VarNode* zd = z->data.get();
+    std::vector<Stmt> items;
+    flatten(body, &items);
+    // the copy into z and the one ADD reading it, each possibly under the same guard
+    auto unguard = [](const Stmt& s, Expr* cond) -> Stmt {
+      if (s.kind() == tir::StmtKind::kIfThenElse && !s.as<tir::IfThenElseNode>()->else_case.defined()) {
+        *cond = s.as<tir::IfThenElseNode>()->cond;
+        return s.as<tir::IfThenElseNode>()->then_case;
+      }
+      return s;
+    };
+    int copy_at = -1, add_at = -1;
+    Expr copy_cond, add_cond;
+    const tir::AttrStmtNode *copy = nullptr, *add = nullptr;
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (!references(items[k], zd)) continue;
+      Expr c;
+      const Stmt it = unguard(items[k], &c);
+      if (it.kind() != tir::StmtKind::kAttrStmt) return std::nullopt;
+      const auto* at = it.as<tir::AttrStmtNode>();
+      const tir::BufferStoreNode* st = nest_store(at->body);
+      if (!st) return std::nullopt;
+      if (copy_at < 0 && at->key == compiler::target::accel::kPragmaDmaCopy && st->buffer.same_as(z) &&
+          st->value.kind() == tir::ExprKind::kBufferLoad &&
+          st->value.as<tir::BufferLoadNode>()->buffer->scope == tir::MemScope::kGlobal) {
+        copy_at = static_cast<int>(k);
+        copy = at;
+        copy_cond = c;
+      } else if (copy_at >= 0 && add_at < 0 && at->key == compiler::target::accel::kPragmaAlu &&
+                 st->value.kind() == tir::ExprKind::kAdd && !st->buffer.same_as(z)) {
+        add_at = static_cast<int>(k);
+        add = at;
+        add_cond = c;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (copy_at < 0 || add_at < 0) return std::nullopt;
+    if (copy_cond.defined() != add_cond.defined() ||
+        (copy_cond.defined() && !tir::structural_equal(copy_cond, add_cond))) {
+      return std::nullopt;
+    }
+    // the ADD: a[idx] = a[idx] + z[zidx] over the whole of a
+    const Nest an = nest_of(add->body);
+    const auto* ast = an.body.as<tir::BufferStoreNode>();
+    const Buffer a = ast->buffer;
+    const tir::BufferLoadNode* self_load = first_operand(ast->value);
+    if (!self_load || !self_load->buffer.same_as(a) || a->scope != tir::MemScope::kAcc) return std::nullopt;
+    for (size_t i = 0; i < ast->indices.size(); ++i) {
+      if (i >= self_load->indices.size() || !tir::structural_equal(ast->indices[i], self_load->indices[i])) {
+        return std::nullopt;
+      }
+    }
+    const auto ops = tir::binary_operands(ast->value);
+    if (!ops.b || ops.b->kind() != tir::ExprKind::kBufferLoad) return std::nullopt;
+    const tir::BufferLoadNode* zl = ops.b->as<tir::BufferLoadNode>();
+    if (!zl->buffer.same_as(z)) return std::nullopt;
+    int64_t add_elems = 1;
+    for (const tir::ForNode* f : an.loops) {
+      const std::optional<int64_t> e = tir::arith::as_const(f->extent);
+      if (!e) return std::nullopt;
+      add_elems *= *e;
+    }
+    if (add_elems != const_size(a)) return std::nullopt;
+    // the reset of a, before the copy, covering a; between it and the ADD a is only accumulated
+    int reset_at = -1;
+    for (int k = 0; k < copy_at; ++k) {
+      const Nest rn = nest_of(items[static_cast<size_t>(k)]);
+      const tir::CallNode* g = gemm_call(rn.body);
+      if (!g || g->args.size() < 2) continue;
+      const std::optional<int64_t> reset = tir::arith::as_const(g->args[0]);
+      if (!reset || *reset != 1 || !tir::uses_var_if(g->args[1], [&](const tir::VarNode* v) { return v == a->data.get(); })) {
+        continue;
+      }
+      if (reset_at >= 0) return std::nullopt;
+      reset_at = k;
+    }
+    if (reset_at < 0) return std::nullopt;
+    for (int k = reset_at + 1; k < add_at; ++k) {
+      if (k == copy_at) continue;
+      if (!only_accumulates(items[static_cast<size_t>(k)], a->data.get())) return std::nullopt;
+    }
+    // the copy: z[u...] = g[...] with z's indices the copy's loop variables (or 0 on extent 1)
+    const Nest cn = nest_of(copy->body);
+    const auto* cst = cn.body.as<tir::BufferStoreNode>();
+    if (cst->indices.size() != zl->indices.size()) return std::nullopt;
+    std::map<tir::Var, Expr, tir::VarLess> vmap;
+    for (size_t d = 0; d < cst->indices.size(); ++d) {
+      const Expr& ix = cst->indices[d];
+      if (ix.kind() == tir::ExprKind::kVar) {
+        const tir::Var v = tir::Var::from(ix);
+        bool is_loop = false;
+        for (const tir::ForNode* f : cn.loops) is_loop = is_loop || f->loop_var.same_as(v);
+        if (!is_loop || vmap.count(v)) return std::nullopt;
+        vmap[v] = zl->indices[d];
+      } else {
+        const std::optional<int64_t> c = tir::arith::as_const(ix);
+        const std::optional<int64_t> e = tir::arith::as_const(z->shape[d]);
+        if (!c || *c != 0 || !e || *e != 1) return std::nullopt;
+      }
+    }
+    if (vmap.size() != cn.loops.size()) return std::nullopt;
+    // a[idx] = g[...] over the ADD's loops: the LOAD ACC straight into the accumulator
+    Stmt fill = tir::buffer_store(a, tir::substitute(cst->value, vmap), ast->indices);
+    for (size_t i = an.loops.size(); i-- > 0;) {
+      const tir::ForNode* f = an.loops[i];
+      fill = tir::for_loop(f->loop_var, f->min, f->extent, f->kind, fill, f->thread_tag);
+    }
+    fill = tir::attr_stmt(copy->node, copy->key, copy->value, fill);
+    if (copy_cond.defined()) fill = tir::if_then_else(copy_cond, fill, items[static_cast<size_t>(reset_at)]);
+    std::vector<Stmt> out;
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (static_cast<int>(k) == reset_at) {
+        out.push_back(fill);
+      } else if (static_cast<int>(k) != copy_at && static_cast<int>(k) != add_at) {
+        out.push_back(items[k]);
+      }
+    }
+    return tir::seq(out);
+  }
+};
+
 }  // namespace
 
 tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f) {
@@ -404,8 +603,14 @@ tir::PrimFunc guard_zero_constant_tiles(const tir::PrimFunc& f, const std::vecto
   return f.with_body(g.mutate_stmt(f->body));
 }
 
+tir::PrimFunc init_accumulator_from_constants(const tir::PrimFunc& f) {
+  InitFromConstant m;
+  return f.with_body(m.mutate_stmt(f->body));
+}
+
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name) {
-  return mark_gemm_kernels(guard_zero_constant_tiles(alu_in_place(te::lower(op.schedule, op.args, name)), op.constants));
+  return mark_gemm_kernels(init_accumulator_from_constants(
+      guard_zero_constant_tiles(alu_in_place(te::lower(op.schedule, op.args, name)), op.constants)));
 }
 
 }  // namespace tessel::topi::accel

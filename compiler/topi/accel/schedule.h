@@ -124,9 +124,20 @@ tir::PrimFunc mark_gemm_kernels(const tir::PrimFunc& f);
 /// interior tiles issue neither the LOAD ACC nor the ALU ADD.
 tir::PrimFunc guard_zero_constant_tiles(const tir::PrimFunc& f, const std::vector<ChannelConstant>& constants);
 
-/// te::lower(op.schedule, op.args, name), alu_in_place, guard_zero_constant_tiles, then
-/// mark_gemm_kernels: the TIR the accelerator passes (inject_dma_copy, inject_alu; the GEMM
-/// kernels are already formed) take.
+/// A constant copied into acc only to be added once, in place, to an accumulator that a GEMM
+/// reset cleared (between the two, the accumulator is only accumulated into by GEMMs): the
+/// copy goes straight into the accumulator in the reset's place (acc = constant + the GEMMs'
+/// sums: int32 adds wrap, so the same values), the ADD and the constant's own acc buffer go.
+/// When guard_zero_constant_tiles guarded the copy and the ADD, the tiles outside the guard
+/// keep the reset: if (guard) copy into acc else reset. The copy's indices into its buffer must
+/// be its own loop variables (or 0 on an extent-1 dimension) and the ADD must cover the whole
+/// accumulator; anything else is left as it is. Saves per element of a tile the reset and the
+/// ADD micro-ops and the constant's acc rows (the old path's ZeroPointInit).
+tir::PrimFunc init_accumulator_from_constants(const tir::PrimFunc& f);
+
+/// te::lower(op.schedule, op.args, name), alu_in_place, guard_zero_constant_tiles,
+/// init_accumulator_from_constants, then mark_gemm_kernels: the TIR the accelerator passes
+/// (inject_dma_copy, inject_alu; the GEMM kernels are already formed) take.
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
 /// The packed conv2d layer: x int8 [N/B][IC/BI][H][W][B][BI], w int8
