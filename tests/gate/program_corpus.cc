@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "compiler/backend/accel/tir/accel_tir.h"
 #include "compiler/driver/compile.h"
 #include "compiler/driver/lower.h"
 #include "compiler/driver/lower_conv_template.h"
@@ -839,11 +840,12 @@ std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& p
     }
     r.old_cycles = old_low.est_cycles;
     t0 = Clock::now();
+    std::optional<compiler::accel::LoweredLayer> tmpl;
     try {
       const compiler::accel::LoweredLayer t = compiler::driver::lower_conv2d_template(layer, cfg, topts);
       r.template_cycles = t.est_cycles;
       r.template_schedule = t.schedule;
-      if (!dump_dir.empty()) dump_pair(dump_dir, key, config_name, li.name, old_low, t);
+      tmpl = t;
     } catch (const compiler::driver::TemplateUnsupported& e) {
       r.feature = e.feature();
       r.reason = e.what();
@@ -852,6 +854,8 @@ std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& p
       r.reason = e.what();
     }
     r.template_ms = ms_since(t0);
+    // (outside the try: a dump that cannot be written is an error of its own)
+    if (tmpl && !dump_dir.empty()) dump_pair(dump_dir, key, config_name, li.name, old_low, *tmpl);
     if (!r.template_cycles) {
       for (const compiler::driver::TemplateBlocker& b : compiler::driver::conv_template_blockers(layer, cfg)) {
         r.blockers.push_back(b.feature);
@@ -900,17 +904,27 @@ int run_compare(const Options& o) {
   const fs::path models_dir = src / "models";
   std::vector<CompareRecord> all;
   std::vector<std::string> not_compiled;
-  std::set<std::string> models_seen, model_keys;
+  std::set<std::string> models_seen, model_keys, layers_seen;
   const auto t_all = Clock::now();
   for (const ModelFile& f : corpus_files(o)) {
     model_keys.insert(f.key);
     if (!selected(o.only_models, f.key)) continue;
     models_seen.insert(f.key);
+    if (f.path.extension() != ".onnx") {
+      fmt::print("  {}: not an ONNX model: skipped\n", f.key);
+      continue;
+    }
     // a ../shared/models file identical to the bundled one is the same model
     std::error_code ec;
     if (f.key.rfind("shared/models/", 0) == 0) {
       const std::string rel = f.key.substr(std::string("shared/models/").size());
-      if (fs::is_regular_file(models_dir / rel, ec) && read_file(models_dir / rel) == read_file(f.path)) continue;
+      if (fs::is_regular_file(models_dir / rel, ec) && read_file(models_dir / rel) == read_file(f.path)) {
+        // compared under the bundled key when that one runs too; alone, under its own
+        if (selected(o.only_models, "models/" + rel)) {
+          fmt::print("  {}: the same bytes as models/{}: compared there\n", f.key, rel);
+          continue;
+        }
+      }
     }
     std::optional<ModelInput> input;
     try {
@@ -958,13 +972,24 @@ int run_compare(const Options& o) {
       fmt::print("  {} on {}: {} conv/dense layers, {} through the template, in {:.1f} s\n", f.key, name, rs.size(),
                  ok, std::chrono::duration<double>(Clock::now() - t0).count());
       std::fflush(stdout);
-      for (CompareRecord& r : rs) all.push_back(std::move(r));
+      for (CompareRecord& r : rs) {
+        layers_seen.insert(r.layer);
+        all.push_back(std::move(r));
+      }
     }
   }
   for (const std::string& m : o.only_models) {
     if (!models_seen.count(m)) {
       throw_user_error("--models: no model {} in this corpus (its models: {})", quote(m), fmt::join(model_keys, ", "));
     }
+  }
+  std::vector<std::string> missing;
+  for (const std::string& l : o.only_layers) {
+    if (!layers_seen.count(l)) missing.push_back(quote(l));
+  }
+  if (!missing.empty() && not_compiled.empty()) {
+    throw_user_error("--layers: no offloaded conv/dense layer named {} in the selected models and configurations",
+                     fmt::join(missing, ", "));
   }
   // ---- summary ----
   size_t supported = 0, not_worse = 0;
@@ -1098,6 +1123,10 @@ int run_compare(const Options& o) {
     support::write_file_atomic(o.compare_json, j.dump(1) + "\n");
     fmt::print("wrote {}\n", o.compare_json);
   }
+  if (!not_compiled.empty()) {
+    fmt::print(stderr, "error: {} of the selected runs did not compile (listed above)\n", not_compiled.size());
+    return 1;
+  }
   return 0;
 }
 
@@ -1153,13 +1182,34 @@ int run(int argc, char** argv) {
       throw CLI::ValidationError("--configs", fmt::format("unknown configuration {} (known: {})", quote(c), fmt::join(kConfigNames, ", ")));
     }
   }
+  for (std::string& l : o.only_layers) {
+    l.erase(0, l.find_first_not_of(" \t"));
+    l.erase(l.find_last_not_of(" \t") + 1);
+    if (l.empty()) throw CLI::ValidationError("--layers", "an empty layer name");
+  }
+  if (!o.dump_ir.empty() && o.dump_programs.empty()) throw CLI::ValidationError("--dump-ir", "needs --dump-programs");
+  if (!o.dump_ir.empty()) {
+    const std::vector<std::string>& passes = compiler::accel_tir::pass_names();
+    if (o.dump_ir != "all" && o.dump_ir != "input" && std::find(passes.begin(), passes.end(), o.dump_ir) == passes.end()) {
+      throw CLI::ValidationError("--dump-ir", fmt::format("unknown pass {} (input, all, {})", quote(o.dump_ir),
+                                                          fmt::join(passes, ", ")));
+    }
+  }
   if (o.compare_template) {
     if (o.update) throw CLI::ValidationError("--compare-template", "cannot be combined with --update");
+    if (!o.dump_programs.empty()) {
+      // before any work: a directory that cannot be made fails now
+      std::error_code dec;
+      fs::create_directories(o.dump_programs, dec);
+      if (dec || !fs::is_directory(o.dump_programs, dec)) {
+        throw_user_error("--dump-programs: cannot create the directory {}{}", quote(o.dump_programs),
+                         dec ? ": " + dec.message() : std::string(" (a file of that name exists)"));
+      }
+    }
     return run_compare(o);
   }
   if (!o.compare_json.empty()) throw CLI::ValidationError("--json", "needs --compare-template");
   if (!o.dump_programs.empty()) throw CLI::ValidationError("--dump-programs", "needs --compare-template");
-  if (!o.dump_ir.empty() && o.dump_programs.empty()) throw CLI::ValidationError("--dump-ir", "needs --dump-programs");
   if (!o.only_layers.empty() && !o.compare_template) throw CLI::ValidationError("--layers", "needs --compare-template");
   if (o.golden.empty()) throw CLI::ValidationError("--golden", "is required (unless --compare-template)");
   if (o.update && (!o.only_models.empty() || !o.only_configs.empty())) {

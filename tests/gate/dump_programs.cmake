@@ -1,0 +1,25 @@
+# Runs the corpus tool's --compare-template with --dump-programs on one layer (-DTOOL, -DARGS,
+# -DOUT_DIR) and checks that both dumped Programs assemble with `tessel asm` (-DTESSEL): the
+# '#' header (schedule, cycles, the cycle model's per-module counters) is assembler comment.
+file(REMOVE_RECURSE ${OUT_DIR})
+execute_process(COMMAND ${TOOL} ${ARGS} --dump-programs ${OUT_DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the corpus tool failed (exit ${rc}):\n${out}\n${err}")
+endif()
+file(GLOB dumped ${OUT_DIR}/*.asm)
+list(LENGTH dumped n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "expected 2 dumped Programs (old and template), found ${n}: ${dumped}")
+endif()
+foreach(f ${dumped})
+  file(READ ${f} text)
+  if(NOT text MATCHES "# cycle model: [0-9]+ cycles\n#   load +[0-9]+ insns")
+    message(FATAL_ERROR "${f}: no cycle-model counters in its header")
+  endif()
+  execute_process(COMMAND ${TESSEL} asm ${f} -o ${f}.bin RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tessel asm ${f} failed (exit ${rc}):\n${out}\n${err}")
+  endif()
+endforeach()
+message(STATUS "both dumped Programs assemble")
