@@ -342,6 +342,23 @@ TEST(TopiAccelRequant, ZeroPointBorderOnlyInBorderTiles) {
     acc_loads += in.opcode == isa::Opcode::kLoad && in.mem_type == isa::MemType::kAcc && in.y_size == 2 && in.x_size == 2;
   }
   EXPECT_EQ(acc_loads, 2 * 12);  // one 2 x 2 LOAD per output-channel block of a border tile
+
+  // Virtual threads over the rows: a tile's row is thread * 2 + row tile, the condition tests
+  // that coordinate (a linear form of both loops), and the border tiles are still the only
+  // ones that load (12 of 16).
+  const ScheduledOp op2 = schedule_conv2d(l, hw,
+                                          pick(space, {{"tile_oc", 2}, {"tile_h", 2}, {"tile_w", 2}, {"tile_ic", 2},
+                                                       {"oc_nthread", 1}, {"h_nthread", 2}}));
+  const tir::PrimFunc f2 = lower_template(op2, "conv2d");
+  EXPECT_TRUE(tir::verify(f2).empty());
+  const std::string text2 = tir::to_text(f2);
+  EXPECT_NE(text2.find("((i2.outer.outer * 2) + i2.outer.inner) == 0)"), std::string::npos) << text2;
+  const isa::Program prog2 = compiler::accel_tir::build_accel_program(f2, hw, segs);
+  acc_loads = 0;
+  for (const isa::Instruction& in : prog2.insns) {
+    acc_loads += in.opcode == isa::Opcode::kLoad && in.mem_type == isa::MemType::kAcc && in.y_size == 2 && in.x_size == 2;
+  }
+  EXPECT_EQ(acc_loads, 2 * 12);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <map>
 #include <optional>
 
@@ -237,6 +238,10 @@ struct GuardZeroTiles : tir::IRMutator {
     const std::vector<int32_t>& values = *constants.at(src->buffer->data.get());
     if (src->indices.size() != shape.size()) return std::nullopt;
     std::vector<int64_t> coef(vars.size() + 1, 0);
+    // per index dimension of the constant, the coefficients of the outer loops (the tile's
+    // coordinate along that dimension: e.g. thread * 2 + row tile)
+    std::vector<std::vector<int64_t>> dim_coef(shape.size(), std::vector<int64_t>(loops.size(), 0));
+    // (each dimension's coefficients divided by their gcd below: the coordinate in tiles)
     int64_t stride = 1;
     for (size_t d = shape.size(); d-- > 0;) {
       const std::optional<std::vector<Expr>> c = tir::arith::detect_linear_equation(src->indices[d], vars);
@@ -245,8 +250,16 @@ struct GuardZeroTiles : tir::IRMutator {
         const std::optional<int64_t> v = tir::arith::as_const((*c)[i]);
         if (!v) return std::nullopt;
         coef[i] += *v * stride;
+        if (i < loops.size()) dim_coef[d][i] = *v;
       }
       stride *= shape[d];
+    }
+    for (std::vector<int64_t>& dc : dim_coef) {
+      int64_t g = 0;
+      for (int64_t c : dc) g = std::gcd(g, c < 0 ? -c : c);
+      if (g > 1) {
+        for (int64_t& c : dc) c /= g;
+      }
     }
     // which tiles read a non-zero value
     const size_t n_out = loops.size();
@@ -280,9 +293,10 @@ struct GuardZeroTiles : tir::IRMutator {
     int64_t n_nonzero = 0;
     for (char c : nonzero) n_nonzero += c;
     if (n_nonzero == tiles) return std::nullopt;
-    // the condition: the tiles where some loop variable is in its set of all-non-zero values,
-    // when that describes them exactly (the zero-point border: the first and last rows and
-    // columns of tiles), else one term per non-zero tile (at most 64)
+    // the condition: the tiles whose coordinate along some dimension of the constant (a linear
+    // form of the loops) is in that dimension's set of all-non-zero coordinates, when that
+    // describes them exactly (the zero-point border: the first and last rows and columns of
+    // tiles), else one term per non-zero tile (at most 64)
     auto coords = [&](int64_t t) {
       std::vector<int64_t> c(n_out);
       for (size_t i = n_out; i-- > 0;) {
@@ -292,45 +306,74 @@ struct GuardZeroTiles : tir::IRMutator {
       }
       return c;
     };
-    std::vector<std::vector<char>> all_nonzero(n_out);
-    for (size_t i = 0; i < n_out; ++i) all_nonzero[i].assign(static_cast<size_t>(std::max<int64_t>(loops[i].extent, 1)), 1);
+    const size_t n_dims = shape.size();
+    auto coord = [&](const std::vector<int64_t>& c, size_t d) {
+      int64_t v = 0;
+      for (size_t i = 0; i < n_out; ++i) v += dim_coef[d][i] * c[i];
+      return v;
+    };
+    // per dimension: coordinate -> every tile at it reads a non-zero value
+    std::vector<std::map<int64_t, bool>> all_nonzero(n_dims);
     for (int64_t t = 0; t < tiles; ++t) {
-      if (nonzero[static_cast<size_t>(t)]) continue;
       const std::vector<int64_t> c = coords(t);
-      for (size_t i = 0; i < n_out; ++i) all_nonzero[i][static_cast<size_t>(c[i] - loops[i].min)] = 0;
+      for (size_t d = 0; d < n_dims; ++d) {
+        auto [it, fresh] = all_nonzero[d].emplace(coord(c, d), true);
+        it->second = it->second && nonzero[static_cast<size_t>(t)];
+        (void)fresh;
+      }
     }
     bool separable = true;
     for (int64_t t = 0; t < tiles && separable; ++t) {
       const std::vector<int64_t> c = coords(t);
       bool any_in = false;
-      for (size_t i = 0; i < n_out; ++i) any_in = any_in || all_nonzero[i][static_cast<size_t>(c[i] - loops[i].min)];
+      for (size_t d = 0; d < n_dims; ++d) any_in = any_in || all_nonzero[d].at(coord(c, d));
       separable = any_in == static_cast<bool>(nonzero[static_cast<size_t>(t)]);
     }
     Expr cond;
     auto disj = [&](Expr e) { cond = cond.defined() ? tir::logical_or(cond, e) : e; };
     auto imm = [](const tir::Var& v, int64_t x) { return tir::make_const(v.dtype(), x); };
-    if (separable) {
-      for (size_t i = 0; i < n_out; ++i) {
-        const std::vector<char>& in = all_nonzero[i];
-        for (size_t a = 0; a < in.size();) {
-          if (!in[a]) {
+    if (n_nonzero == 0) {
+      // no tile reads a non-zero value: cond stays undefined, the copy and the ADDs go
+    } else if (separable) {
+      for (size_t d = 0; d < n_dims; ++d) {
+        const std::map<int64_t, bool>& in = all_nonzero[d];
+        if (in.size() < 2) continue;  // one coordinate: all or none of the tiles (then another
+                                      // dimension decides, or every tile is non-zero)
+        // the coordinate as an expression of the loops
+        Expr e;
+        tir::DataType dt = tir::DataType::int32();
+        for (size_t i = 0; i < n_out; ++i) {
+          if (dim_coef[d][i] == 0) continue;
+          dt = loops[i].var.dtype();
+          Expr term = dim_coef[d][i] == 1 ? Expr(loops[i].var) : Expr(loops[i].var) * imm(loops[i].var, dim_coef[d][i]);
+          e = e.defined() ? e + term : term;
+        }
+        if (!e.defined()) continue;
+        // runs of consecutive coordinates (in the order they occur) that are all non-zero
+        std::vector<std::pair<int64_t, bool>> v(in.begin(), in.end());
+        for (size_t a = 0; a < v.size();) {
+          if (!v[a].second) {
             ++a;
             continue;
           }
           size_t b = a;
-          while (b < in.size() && in[b]) ++b;
-          const tir::Var& v = loops[i].var;
-          const int64_t lo = loops[i].min + static_cast<int64_t>(a), hi = loops[i].min + static_cast<int64_t>(b);
-          if (b - a == in.size()) {
+          while (b < v.size() && v[b].second) ++b;
+          const int64_t lo = v[a].first, hi = v[b - 1].first;
+          if (b - a == v.size()) {
             disj(tir::bool_imm(true));
-          } else if (b - a == 1) {
-            disj(tir::eq(Expr(v), imm(v, lo)));
+          } else if (a == 0) {
+            disj(hi == lo ? tir::eq(e, tir::make_const(dt, lo)) : tir::lt(e, tir::make_const(dt, hi + 1)));
+          } else if (b == v.size()) {
+            disj(hi == lo ? tir::eq(e, tir::make_const(dt, lo)) : tir::ge(e, tir::make_const(dt, lo)));
+          } else if (hi == lo) {
+            disj(tir::eq(e, tir::make_const(dt, lo)));
           } else {
-            disj(tir::logical_and(tir::ge(Expr(v), imm(v, lo)), tir::lt(Expr(v), imm(v, hi))));
+            disj(tir::logical_and(tir::ge(e, tir::make_const(dt, lo)), tir::lt(e, tir::make_const(dt, hi + 1))));
           }
           a = b;
         }
       }
+      if (!cond.defined()) return std::nullopt;  // (a non-zero tile that no dimension tells apart)
     } else {
       if (n_nonzero > 64) return std::nullopt;
       for (int64_t t = 0; t < tiles; ++t) {
