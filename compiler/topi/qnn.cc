@@ -211,7 +211,26 @@ RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, c
                      p.clip_lo, p.clip_hi);
   }
   Tensor x = acc;
-  if (!Builder::all_equal(p.acc_offset, 0)) x = b.field_step(x, "acc_offset", "add", "acc_offset", p.acc_offset);
+  // With no clamp, no limbs and multiplier 1, nothing separates the ADD acc_offset from the ADD
+  // round: one ADD of their (wrapping) sum gives the same values.
+  const bool merge_adds = Builder::all_equal(p.acc_min, INT32_MIN) && Builder::all_equal(p.acc_max, INT32_MAX) &&
+                          p.low.empty() && Builder::all_equal(p.multiplier, 1) &&
+                          !Builder::all_equal(p.acc_offset, 0) && !Builder::all_equal(p.round, 0);
+  std::vector<int32_t> round = p.round;
+  if (merge_adds) {
+    const size_t n = std::max(p.acc_offset.size(), p.round.size());
+    round.assign(n, 0);
+    for (size_t c = 0; c < n; ++c) {
+      const int32_t off = p.acc_offset[p.acc_offset.size() == 1 ? 0 : c], r = p.round[p.round.size() == 1 ? 0 : c];
+      round[c] = static_cast<int32_t>(static_cast<uint32_t>(off) + static_cast<uint32_t>(r));
+    }
+    bool uniform = true;
+    for (int32_t v : round) uniform = uniform && v == round[0];
+    if (uniform) round.resize(1);
+  }
+  if (!merge_adds && !Builder::all_equal(p.acc_offset, 0)) {
+    x = b.field_step(x, "acc_offset", "add", "acc_offset", p.acc_offset);
+  }
   if (!Builder::all_equal(p.acc_min, INT32_MIN)) x = b.field_step(x, "acc_min", "max", "acc_min", p.acc_min);
   if (!Builder::all_equal(p.acc_max, INT32_MAX)) x = b.field_step(x, "acc_max", "min", "acc_max", p.acc_max);
   Tensor y;  // the limb sum so far (undefined: 0)
@@ -226,7 +245,7 @@ RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, c
   }
   if (!Builder::all_equal(p.multiplier, 1)) x = b.field_step(x, "mul", "mul", "multiplier", p.multiplier);
   if (y.defined()) x = b.tensor_step(x, "add_low", "add", y);
-  if (!Builder::all_equal(p.round, 0)) x = b.field_step(x, "round", "add", "round", p.round);
+  if (!Builder::all_equal(round, 0)) x = b.field_step(x, "round", "add", "round", round);
   if (!Builder::all_equal(p.shift, 0)) x = b.field_step(x, "shr", "shr", "shift", p.shift);
   if (!Builder::all_equal(p.out_add, 0)) x = b.field_step(x, "out_add", "add", "out_add", p.out_add);
   const ClipNeed clip = clip_needed(p, b.channels);

@@ -17,7 +17,9 @@
 // clamp already guarantees: when, for every channel, the chain after the clamp maps acc_min and
 // acc_max to values within [clip_lo, clip_hi] without wrapping, and is monotone (no low limbs,
 // or every multiplier of one sign >= 0), every result lies between those two values (the
-// accelerator path's rule, compiler/backend/accel/plan.cc). A field with one entry is an
+// accelerator path's rule, compiler/backend/accel/plan.cc); with no clamp, no limbs and
+// multiplier 1, ADD acc_offset and ADD round are one ADD of their wrapping sum (the step
+// "<name>.round", field "round"). A field with one entry is an
 // immediate in the body; a field with one entry per channel is an int32 [C] placeholder
 // ("<name>.<field>") whose contents the caller binds (RequantOps::constants). Under an
 // ImmPolicy with imm_bits > 0, a one-entry value that does not fit a signed imm_bits-bit

@@ -473,6 +473,45 @@ TEST(TopiRequant, ClipsTheClampGuaranteesAreLeftOut) {
   }
 }
 
+// With no clamp, no limbs and multiplier 1, ADD acc_offset and ADD round are one ADD of their
+// sum (per channel when either is), bit-exact with the two adds (int32 wrapping, extreme
+// accumulators included); a clamp or a multiplier between them keeps both.
+TEST(TopiRequant, OffsetAndRoundMergeWithNothingBetween) {
+  te::Tensor acc = placeholder(S({2, 8}), DataType::int32(), "acc");
+  auto ops_of = [&](const RequantParams& p) {
+    std::vector<std::string> v;
+    for (const RequantStep& st : requantize(acc, p, false, "rq").steps) v.push_back(st.op);
+    return v;
+  };
+  RequantParams p;
+  p.acc_offset = {100, -7, 3, 0, 9, 9, 9, 2147483600};
+  p.round = {8};
+  p.shift = {4};
+  EXPECT_EQ(ops_of(p), (std::vector<std::string>{"add", "shr", "max", "min"}));
+  RequantOps r = requantize(acc, p, false, "rq");
+  ASSERT_EQ(r.constants.size(), 1u);
+  EXPECT_EQ(r.constants[0].values, (std::vector<int32_t>{108, 1, 11, 8, 17, 17, 17, 2147483608}));
+  RequantParams clamp = p;
+  clamp.acc_max = {100000};
+  EXPECT_EQ(ops_of(clamp), (std::vector<std::string>{"add", "min", "add", "shr", "max", "min"}));
+  RequantParams mul = p;
+  mul.multiplier = {3};
+  EXPECT_EQ(ops_of(mul), (std::vector<std::string>{"add", "mul", "add", "shr", "max", "min"}));
+  Data in;
+  for (int64_t v : {int64_t{INT32_MIN}, int64_t{-5000}, int64_t{-1}, int64_t{0}, int64_t{77}, int64_t{4999},
+                    int64_t{INT32_MAX - 40}, int64_t{INT32_MAX}}) {
+    for (int c = 0; c < 2; ++c) in.push_back(v);
+  }
+  const Data got = run_default(r.out, {{acc, in}}, r.constants);
+  for (size_t k = 0; k < in.size(); ++k) {
+    const size_t c = k % 8;
+    auto wrap = [](int64_t v) { return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v))); };
+    int64_t x = wrap(wrap(in[k] + p.acc_offset[c]) + 8) >> 4;
+    x = std::min<int64_t>(std::max<int64_t>(x, -128), 127);
+    EXPECT_EQ(got[k], x) << "accumulator " << in[k] << " channel " << c;
+  }
+}
+
 TEST(TopiRequant, PackedChannelConstantsMatchTheFlatForm) {
   std::mt19937 rng(83);
   const int64_t mb = 1, nb = 3, bb = 2, bo = 4;
