@@ -104,6 +104,31 @@ std::vector<LayerSpec> supported_specs(const isa::HwConfig& cfg) {
   return v;
 }
 
+/// Runs both Programs of `layer` on fsim and the cycle model with input `in`: both outputs must
+/// be `want`, each Program's cycle-model cycles its est_cycles; prints the cycles side by side.
+void expect_both_paths(const std::string& what, const accel::AccelLayer& layer, const accel::LoweredLayer& old_low,
+                       const accel::LoweredLayer& tmpl, const std::vector<int8_t>& in,
+                       const std::vector<int8_t>& want) {
+  uint64_t cycles_old = 0, cycles_new = 0;
+  for (const std::string kind : {"fsim", "cycle"}) {
+    const RunOut a = run_on(kind, old_low.program, layer.params, in);
+    const RunOut b = run_on(kind, tmpl.program, layer.params, in);
+    EXPECT_EQ(a.y, want) << what << " old path on " << kind;
+    EXPECT_EQ(b.y, want) << what << " template on " << kind << " (" << tmpl.schedule << ")";
+    if (kind == "cycle") {
+      cycles_old = a.cycles;
+      cycles_new = b.cycles;
+      EXPECT_EQ(static_cast<int64_t>(a.cycles), old_low.est_cycles) << what;
+      EXPECT_EQ(static_cast<int64_t>(b.cycles), tmpl.est_cycles) << what;
+    }
+  }
+  EXPECT_GT(cycles_old, 0u) << what;
+  EXPECT_GT(cycles_new, 0u) << what;
+  std::printf("[ conv template ] %-28s old %9llu cycles, template %9llu cycles (%s)\n", what.c_str(),
+              static_cast<unsigned long long>(cycles_old), static_cast<unsigned long long>(cycles_new),
+              tmpl.schedule.c_str());
+}
+
 TEST(LowerConvTemplate, BitExactWithTheOldPathOnFsimAndTheCycleModel) {
   int ran = 0;
   for (const char* cname : {"default", "1x8x8", "batch2"}) {
@@ -133,25 +158,7 @@ TEST(LowerConvTemplate, BitExactWithTheOldPathOnFsimAndTheCycleModel) {
       EXPECT_EQ(tmpl.schedule.rfind(is_dense_layer(layer) ? "dense template " : "conv2d template ", 0), 0u)
           << what << ": " << tmpl.schedule;
       const std::vector<int8_t> in = accel::testing::make_input(layer.params, s.seed);
-      const std::vector<int8_t> want = accel::testing::reference(layer, in);
-      uint64_t cycles_old = 0, cycles_new = 0;
-      for (const std::string kind : {"fsim", "cycle"}) {
-        const RunOut a = run_on(kind, old_low.program, layer.params, in);
-        const RunOut b = run_on(kind, tmpl.program, layer.params, in);
-        EXPECT_EQ(a.y, want) << what << " old path on " << kind;
-        EXPECT_EQ(b.y, a.y) << what << " template on " << kind << " (" << tmpl.schedule << ")";
-        if (kind == "cycle") {
-          cycles_old = a.cycles;
-          cycles_new = b.cycles;
-          EXPECT_EQ(static_cast<int64_t>(a.cycles), old_low.est_cycles) << what;
-          EXPECT_EQ(static_cast<int64_t>(b.cycles), tmpl.est_cycles) << what;
-        }
-      }
-      EXPECT_GT(cycles_old, 0u) << what;
-      EXPECT_GT(cycles_new, 0u) << what;
-      std::printf("[ conv template ] %-28s old %9llu cycles, template %9llu cycles (%s)\n", what.c_str(),
-                  static_cast<unsigned long long>(cycles_old), static_cast<unsigned long long>(cycles_new),
-                  tmpl.schedule.c_str());
+      expect_both_paths(what, layer, old_low, tmpl, in, accel::testing::reference(layer, in));
       ++ran;
     }
   }
@@ -285,22 +292,7 @@ TEST(LowerConvTemplate, GroupedAndDepthwiseLayersAreBitExact) {
       EXPECT_EQ(tmpl.macs, old_low.macs) << what;
       EXPECT_EQ(tmpl.ideal_gemm_uops, old_low.ideal_gemm_uops) << what;
       const std::vector<int8_t> in = accel::testing::make_input(layer.params, s.seed);
-      const std::vector<int8_t> want = accel::testing::reference(layer, in);
-      uint64_t cycles_old = 0, cycles_new = 0;
-      for (const std::string kind : {"fsim", "cycle"}) {
-        const RunOut a = run_on(kind, old_low.program, layer.params, in);
-        const RunOut b = run_on(kind, tmpl.program, layer.params, in);
-        EXPECT_EQ(a.y, want) << what << " old path on " << kind;
-        EXPECT_EQ(b.y, want) << what << " template on " << kind << " (" << tmpl.schedule << ")";
-        if (kind == "cycle") {
-          cycles_old = a.cycles;
-          cycles_new = b.cycles;
-          EXPECT_EQ(static_cast<int64_t>(b.cycles), tmpl.est_cycles) << what;
-        }
-      }
-      std::printf("[ conv template ] %-28s old %9llu cycles, template %9llu cycles (%s)\n", what.c_str(),
-                  static_cast<unsigned long long>(cycles_old), static_cast<unsigned long long>(cycles_new),
-                  tmpl.schedule.c_str());
+      expect_both_paths(what, layer, old_low, tmpl, in, accel::testing::reference(layer, in));
       ++ran;
     }
   }

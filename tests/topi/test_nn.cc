@@ -428,13 +428,16 @@ TEST(TopiGolden, SmallConv2dAndDense) {
 /// batch lane the channel's value), the same values as the flat [C] form; wide one-entry values
 /// stay one element.
 // A clip bound the clamp already guarantees is left out (qnn.h); the values stay the same.
+/// The ALU operations of requantize's steps on `acc`, in order.
+std::vector<std::string> step_ops(const te::Tensor& acc, const RequantParams& p) {
+  std::vector<std::string> v;
+  for (const RequantStep& st : requantize(acc, p, false, "rq").steps) v.push_back(st.op);
+  return v;
+}
+
 TEST(TopiRequant, ClipsTheClampGuaranteesAreLeftOut) {
   te::Tensor acc = placeholder(S({2, 8}), DataType::int32(), "acc");
-  auto ops_of = [&](const RequantParams& p) {
-    std::vector<std::string> v;
-    for (const RequantStep& st : requantize(acc, p, false, "rq").steps) v.push_back(st.op);
-    return v;
-  };
+  auto ops_of = [&](const RequantParams& p) { return step_ops(acc, p); };
   RequantParams p;
   p.acc_min = {-1000};
   p.acc_max = {1000};
@@ -478,11 +481,7 @@ TEST(TopiRequant, ClipsTheClampGuaranteesAreLeftOut) {
 // accumulators included); a clamp or a multiplier between them keeps both.
 TEST(TopiRequant, OffsetAndRoundMergeWithNothingBetween) {
   te::Tensor acc = placeholder(S({2, 8}), DataType::int32(), "acc");
-  auto ops_of = [&](const RequantParams& p) {
-    std::vector<std::string> v;
-    for (const RequantStep& st : requantize(acc, p, false, "rq").steps) v.push_back(st.op);
-    return v;
-  };
+  auto ops_of = [&](const RequantParams& p) { return step_ops(acc, p); };
   RequantParams p;
   p.acc_offset = {100, -7, 3, 0, 9, 9, 9, 2147483600};
   p.round = {8};

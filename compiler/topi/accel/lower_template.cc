@@ -148,6 +148,17 @@ void flatten(const Stmt& s, std::vector<Stmt>* out) {
   }
 }
 
+/// `f` applied to the statement under a chain of Allocates (other buffers allocated between
+/// a buffer's Allocate and its uses), the chain rebuilt around its result; nullopt when `f`
+/// gives nullopt.
+std::optional<Stmt> under_allocates(const Stmt& body, const std::function<std::optional<Stmt>(const Stmt&)>& f) {
+  if (body.kind() != tir::StmtKind::kAllocate) return f(body);
+  const auto* al = body.as<tir::AllocateNode>();
+  std::optional<Stmt> inner = under_allocates(al->body, f);
+  if (!inner) return std::nullopt;
+  return tir::allocate(al->buffer, *inner);
+}
+
 struct LoopRange {
   tir::Var var;
   int64_t min = 0, extent = 0;
@@ -178,12 +189,10 @@ struct GuardZeroTiles : tir::IRMutator {
   /// The copy of a constant into `local` and the in-place ADDs reading it, guarded by the tiles
   /// whose part of the constant is not all zero; nullopt to leave the body as it is.
   std::optional<Stmt> guard(const Buffer& local, const Stmt& body) {
-    if (body.kind() == tir::StmtKind::kAllocate) {  // other allocations in between
-      const auto* al = body.as<tir::AllocateNode>();
-      std::optional<Stmt> inner = guard(local, al->body);
-      if (!inner) return std::nullopt;
-      return tir::allocate(al->buffer, *inner);
-    }
+    return under_allocates(body, [&](const Stmt& s) { return guard_items(local, s); });
+  }
+
+  std::optional<Stmt> guard_items(const Buffer& local, const Stmt& body) {
     const tir::VarNode* ld = local->data.get();
     std::vector<Stmt> items;
     flatten(body, &items);
@@ -472,12 +481,10 @@ struct InitFromConstant : tir::IRMutator {
   }
 
   static std::optional<Stmt> fuse(const Buffer& z, const Stmt& body) {
-    if (body.kind() == tir::StmtKind::kAllocate) {
-      const auto* al = body.as<tir::AllocateNode>();
-      std::optional<Stmt> inner = fuse(z, al->body);
-      if (!inner) return std::nullopt;
-      return tir::allocate(al->buffer, *inner);
-    }
+    return under_allocates(body, [&](const Stmt& s) { return fuse_items(z, s); });
+  }
+
+  static std::optional<Stmt> fuse_items(const Buffer& z, const Stmt& body) {
     const tir::VarNode* zd = z->data.get();
     std::vector<Stmt> items;
     flatten(body, &items);
