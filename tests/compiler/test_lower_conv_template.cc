@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,17 @@ std::vector<LayerSpec> supported_specs(const isa::HwConfig& cfg) {
   return v;
 }
 
+/// lower_conv2d_template(layer, cfg), or a test failure naming `what` and nullopt.
+std::optional<accel::LoweredLayer> lower_or_fail(const std::string& what, const accel::AccelLayer& layer,
+                                                 const isa::HwConfig& cfg) {
+  try {
+    return lower_conv2d_template(layer, cfg);
+  } catch (const Error& e) {
+    ADD_FAILURE() << what << ": " << e.what();
+    return std::nullopt;
+  }
+}
+
 /// Runs both Programs of `layer` on fsim and the cycle model with input `in`: both outputs must
 /// be `want`, each Program's cycle-model cycles its est_cycles; prints the cycles side by side.
 void expect_both_paths(const std::string& what, const accel::AccelLayer& layer, const accel::LoweredLayer& old_low,
@@ -137,13 +149,9 @@ TEST(LowerConvTemplate, BitExactWithTheOldPathOnFsimAndTheCycleModel) {
       const std::string what = std::string(cname) + "/" + s.name;
       const accel::AccelLayer layer = with_imm16_requant(accel::testing::make_layer(s), s.rq == LayerSpec::Rq::kRelu);
       const accel::LoweredLayer old_low = accel::lower_conv2d(layer, cfg);
-      accel::LoweredLayer tmpl;
-      try {
-        tmpl = lower_conv2d_template(layer, cfg);
-      } catch (const Error& e) {
-        ADD_FAILURE() << what << ": " << e.what();
-        continue;
-      }
+      const std::optional<accel::LoweredLayer> lowered = lower_or_fail(what, layer, cfg);
+      if (!lowered) continue;
+      const accel::LoweredLayer& tmpl = *lowered;
       // the same Program interface: inp, out, wgt first; the same MAC counts
       const std::vector<std::string> segs = segment_names(tmpl.program);
       ASSERT_GE(segs.size(), 4u) << what;
@@ -280,13 +288,9 @@ TEST(LowerConvTemplate, GroupedAndDepthwiseLayersAreBitExact) {
         layer = with_imm16_requant(layer, s.rq == LayerSpec::Rq::kRelu);
       }
       EXPECT_TRUE(conv_template_blockers(layer, cfg).empty()) << what;
-      accel::LoweredLayer tmpl;
-      try {
-        tmpl = lower_conv2d_template(layer, cfg);
-      } catch (const Error& e) {
-        ADD_FAILURE() << what << ": " << e.what();
-        continue;
-      }
+      const std::optional<accel::LoweredLayer> lowered = lower_or_fail(what, layer, cfg);
+      if (!lowered) continue;
+      const accel::LoweredLayer& tmpl = *lowered;
       EXPECT_EQ(tmpl.schedule.rfind("conv2d template ", 0), 0u) << what << ": " << tmpl.schedule;
       const accel::LoweredLayer old_low = accel::lower_conv2d(layer, cfg);
       EXPECT_EQ(tmpl.macs, old_low.macs) << what;
