@@ -950,21 +950,21 @@ int run_compare(const Options& o) {
       for (const CompareRecord& r : rs) {
         ok += r.template_cycles.has_value();
         if (r.template_cycles) {
-          fmt::print("    {:<22} {:<8} {:<44} {:<10} old {:>9} template {:>9} ({:+.1f}%)  {}\n", f.key.substr(f.key.rfind('/') + 1).substr(0, 22), name,
+          fmt::print("    {:<34} {:<8} {:<44} {:<10} old {:>9} template {:>9} ({:+.1f}%)  {}\n", f.key.substr(f.key.rfind('/') + 1).substr(0, 34), name,
                      r.layer.substr(0, 44), r.op.substr(0, 10), r.old_cycles, *r.template_cycles,
                      100.0 * (static_cast<double>(*r.template_cycles) - static_cast<double>(r.old_cycles)) /
                          static_cast<double>(r.old_cycles),
                      r.template_schedule);
         } else {
-          fmt::print("    {:<22} {:<8} {:<44} {:<10} old {:>9} template: {}\n", f.key.substr(f.key.rfind('/') + 1).substr(0, 22), name,
+          fmt::print("    {:<34} {:<8} {:<44} {:<10} old {:>9} template: {}\n", f.key.substr(f.key.rfind('/') + 1).substr(0, 34), name,
                      r.layer.substr(0, 44), r.op.substr(0, 10), r.old_cycles, r.reason);
           if (r.shape_template) {
-            fmt::print("    {:<22} {:<8} {:<44} {:<10}   shape only: old {:>9} template {:>9} ({:+.1f}%)\n", "", "", "", "",
+            fmt::print("    {:<34} {:<8} {:<44} {:<10}   shape only: old {:>9} template {:>9} ({:+.1f}%)\n", "", "", "", "",
                        *r.shape_old, *r.shape_template,
                        100.0 * (static_cast<double>(*r.shape_template) - static_cast<double>(*r.shape_old)) /
                            static_cast<double>(*r.shape_old));
           } else if (r.shape_old) {
-            fmt::print("    {:<22} {:<8} {:<44} {:<10}   shape only: old {:>9} template: {}\n", "", "", "", "", *r.shape_old,
+            fmt::print("    {:<34} {:<8} {:<44} {:<10}   shape only: old {:>9} template: {}\n", "", "", "", "", *r.shape_old,
                        r.shape_reason);
           }
         }
@@ -1142,7 +1142,9 @@ int run(int argc, char** argv) {
   Options o;
   std::string models, configs;
   app.add_option("--golden", o.golden, "the golden corpus (tests/golden/program_corpus.json); required unless --compare-template");
-  app.add_option("--resnet18", o.resnet18, "ResNet-18 v1 written by bench/gen_resnet18.py")->required();
+  app.add_option("--resnet18", o.resnet18,
+                 "ResNet-18 v1 written by bench/gen_resnet18.py (required unless --compare-template leaves "
+                 "it out with --models)");
   app.add_option("--source-dir", o.source_dir, "repository root (models/, hw/configs/, data/)")->required();
   app.add_option("--shared-dir", o.shared_dir, "the staged models (../shared/models); skipped when absent");
   app.add_option("--out", o.out, "also write the corpus built by this run to this file");
@@ -1177,6 +1179,9 @@ int run(int argc, char** argv) {
   }
   o.only_models = split_list(models);
   o.only_configs = split_list(configs);
+  if (o.resnet18.empty() && (!o.compare_template || selected(o.only_models, kResNet18Key))) {
+    throw CLI::RequiredError("--resnet18");
+  }
   for (const std::string& c : o.only_configs) {
     if (std::find(kConfigNames.begin(), kConfigNames.end(), c) == kConfigNames.end()) {
       throw CLI::ValidationError("--configs", fmt::format("unknown configuration {} (known: {})", quote(c), fmt::join(kConfigNames, ", ")));
