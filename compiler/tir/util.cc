@@ -334,4 +334,24 @@ BufferAccess buffer_access(const Stmt& s) {
   return c.acc;
 }
 
+PerfectNest perfect_nest(const Stmt& s) {
+  PerfectNest n;
+  Stmt cur = s;
+  while (const auto* f = cur.as<ForNode>()) {
+    n.loops.push_back(f);
+    cur = f->body;
+  }
+  n.body = cur;
+  return n;
+}
+
+Stmt wrap_loops(const std::vector<const ForNode*>& loops, const Stmt& body) {
+  Stmt s = body;
+  for (size_t k = loops.size(); k-- > 0;) {
+    const ForNode* f = loops[k];
+    s = for_loop(f->loop_var, f->min, f->extent, f->kind, s, f->thread_tag);
+  }
+  return s;
+}
+
 }  // namespace tessel::tir

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "compiler/tir/functor.h"
 
@@ -39,6 +40,17 @@ bool structural_equal(const Stmt& a, const Stmt& b, bool map_free_vars = false);
 /// Functions are equal when names, attributes, parameter types, buffers (dtype, shape, strides,
 /// scope) and bodies match; parameters correspond by position.
 bool structural_equal(const PrimFunc& a, const PrimFunc& b);
+
+/// A chain of loops each of whose body is the next loop, and the first statement below them
+/// that is not a loop.
+struct PerfectNest {
+  std::vector<const ForNode*> loops;  ///< outermost first
+  Stmt body;
+};
+/// The perfect nest starting at `s` (no loops when `s` is not a For).
+PerfectNest perfect_nest(const Stmt& s);
+/// `loops` around `body`, each rebuilt with its variable, range, kind and thread tag.
+Stmt wrap_loops(const std::vector<const ForNode*>& loops, const Stmt& body);
 
 /// The buffers a statement reads (BufferLoad) and writes (BufferStore), by data variable. Calls
 /// of access intrinsics (intrinsics.h) count according to their declared access.

@@ -20,12 +20,8 @@ using tir::Stmt;
 
 namespace {
 
-/// The innermost statement of a perfect loop nest, or null.
-const tir::BufferStoreNode* nest_store(const Stmt& s) {
-  Stmt cur = s;
-  while (cur.kind() == tir::StmtKind::kFor) cur = cur.as<tir::ForNode>()->body;
-  return cur.kind() == tir::StmtKind::kBufferStore ? cur.as<tir::BufferStoreNode>() : nullptr;
-}
+/// The innermost statement of a perfect loop nest when it is a store, or null.
+const tir::BufferStoreNode* nest_store(const Stmt& s) { return tir::perfect_nest(s).body.as<tir::BufferStoreNode>(); }
 
 /// The operand of an ALU step's value that reads a buffer at the store's own indices: the first
 /// operand of a binary node, min/max, or shift_right.
@@ -127,16 +123,10 @@ struct MarkGemm : tir::IRMutator {
   }
 };
 
-/// Whether `s` reads or writes buffer `data`.
+/// Whether `s` reads or writes buffer `data` (loads, stores and access intrinsics).
 bool references(const Stmt& s, const tir::VarNode* data) {
-  struct V : tir::IRVisitor {
-    const tir::VarNode* data;
-    bool hit = false;
-    void visit_buffer(const Buffer& b) override { hit = hit || b->data.get() == data; }
-  } v;
-  v.data = data;
-  v.visit_stmt(s);
-  return v.hit || count_loads(s, data) > 0;
+  const tir::BufferAccess acc = tir::buffer_access(s);
+  return acc.reads.count(data) > 0 || acc.writes.count(data) > 0;
 }
 
 /// The statements of a sequence, nested sequences flattened.
@@ -270,19 +260,24 @@ struct GuardZeroTiles : tir::IRMutator {
         for (int64_t& c : dc) c /= g;
       }
     }
-    // which tiles read a non-zero value
+    // tile t's loop values (the last loop varying fastest)
     const size_t n_out = loops.size();
-    std::vector<char> nonzero(static_cast<size_t>(tiles), 0);
-    std::vector<int64_t> at(n_out, 0);
-    bool bad = false;
-    for (int64_t t = 0; t < tiles && !bad; ++t) {
-      int64_t rem = t, base = coef.back();
+    auto coords = [&](int64_t t) {
+      std::vector<int64_t> c(n_out);
       for (size_t i = n_out; i-- > 0;) {
         const int64_t e = std::max<int64_t>(loops[i].extent, 1);
-        at[i] = loops[i].min + rem % e;
-        rem /= e;
-        base += coef[i] * at[i];
+        c[i] = loops[i].min + t % e;
+        t /= e;
       }
+      return c;
+    };
+    // which tiles read a non-zero value
+    std::vector<char> nonzero(static_cast<size_t>(tiles), 0);
+    bool bad = false;
+    for (int64_t t = 0; t < tiles && !bad; ++t) {
+      const std::vector<int64_t> at = coords(t);
+      int64_t base = coef.back();
+      for (size_t i = 0; i < n_out; ++i) base += coef[i] * at[i];
       std::function<bool(size_t, int64_t)> any = [&](size_t j, int64_t off) -> bool {
         if (j == inner.size()) {
           if (off < 0 || off >= static_cast<int64_t>(values.size())) {
@@ -306,15 +301,6 @@ struct GuardZeroTiles : tir::IRMutator {
     // form of the loops) is in that dimension's set of all-non-zero coordinates, when that
     // describes them exactly (the zero-point border: the first and last rows and columns of
     // tiles), else one term per non-zero tile (at most 64)
-    auto coords = [&](int64_t t) {
-      std::vector<int64_t> c(n_out);
-      for (size_t i = n_out; i-- > 0;) {
-        const int64_t e = std::max<int64_t>(loops[i].extent, 1);
-        c[i] = loops[i].min + t % e;
-        t /= e;
-      }
-      return c;
-    };
     const size_t n_dims = shape.size();
     auto coord = [&](const std::vector<int64_t>& c, size_t d) {
       int64_t v = 0;
@@ -326,9 +312,8 @@ struct GuardZeroTiles : tir::IRMutator {
     for (int64_t t = 0; t < tiles; ++t) {
       const std::vector<int64_t> c = coords(t);
       for (size_t d = 0; d < n_dims; ++d) {
-        auto [it, fresh] = all_nonzero[d].emplace(coord(c, d), true);
+        auto it = all_nonzero[d].emplace(coord(c, d), true).first;
         it->second = it->second && nonzero[static_cast<size_t>(t)];
-        (void)fresh;
       }
     }
     bool separable = true;
@@ -410,22 +395,7 @@ struct GuardZeroTiles : tir::IRMutator {
   }
 };
 
-/// The loops of a perfect nest, outermost first, and its innermost statement.
-struct Nest {
-  std::vector<const tir::ForNode*> loops;
-  Stmt body;
-};
-Nest nest_of(const Stmt& s) {
-  Nest n;
-  Stmt cur = s;
-  while (cur.kind() == tir::StmtKind::kFor) {
-    n.loops.push_back(cur.as<tir::ForNode>());
-    cur = cur.as<tir::ForNode>()->body;
-  }
-  n.body = cur;
-  return n;
-}
-
+/// Elements of a buffer with a constant shape, or -1.
 int64_t const_size(const Buffer& b) {
   int64_t n = 1;
   for (const Expr& d : b->shape) {
@@ -528,7 +498,7 @@ struct InitFromConstant : tir::IRMutator {
       return std::nullopt;
     }
     // the ADD: a[idx] = a[idx] + z[zidx] over the whole of a
-    const Nest an = nest_of(add->body);
+    const tir::PerfectNest an = tir::perfect_nest(add->body);
     const auto* ast = an.body.as<tir::BufferStoreNode>();
     const Buffer a = ast->buffer;
     const tir::BufferLoadNode* self_load = first_operand(ast->value);
@@ -552,7 +522,7 @@ struct InitFromConstant : tir::IRMutator {
     // the reset of a, before the copy, covering a; between it and the ADD a is only accumulated
     int reset_at = -1;
     for (int k = 0; k < copy_at; ++k) {
-      const Nest rn = nest_of(items[static_cast<size_t>(k)]);
+      const tir::PerfectNest rn = tir::perfect_nest(items[static_cast<size_t>(k)]);
       const tir::CallNode* g = gemm_call(rn.body);
       if (!g || g->args.size() < 2) continue;
       const std::optional<int64_t> reset = tir::arith::as_const(g->args[0]);
@@ -568,7 +538,7 @@ struct InitFromConstant : tir::IRMutator {
       if (!only_accumulates(items[static_cast<size_t>(k)], a->data.get())) return std::nullopt;
     }
     // the copy: z[u...] = g[...] with z's indices the copy's loop variables (or 0 on extent 1)
-    const Nest cn = nest_of(copy->body);
+    const tir::PerfectNest cn = tir::perfect_nest(copy->body);
     const auto* cst = cn.body.as<tir::BufferStoreNode>();
     if (cst->indices.size() != zl->indices.size()) return std::nullopt;
     std::map<tir::Var, Expr, tir::VarLess> vmap;
@@ -588,11 +558,7 @@ struct InitFromConstant : tir::IRMutator {
     }
     if (vmap.size() != cn.loops.size()) return std::nullopt;
     // a[idx] = g[...] over the ADD's loops: the LOAD ACC straight into the accumulator
-    Stmt fill = tir::buffer_store(a, tir::substitute(cst->value, vmap), ast->indices);
-    for (size_t i = an.loops.size(); i-- > 0;) {
-      const tir::ForNode* f = an.loops[i];
-      fill = tir::for_loop(f->loop_var, f->min, f->extent, f->kind, fill, f->thread_tag);
-    }
+    Stmt fill = tir::wrap_loops(an.loops, tir::buffer_store(a, tir::substitute(cst->value, vmap), ast->indices));
     fill = tir::attr_stmt(copy->node, copy->key, copy->value, fill);
     if (copy_cond.defined()) fill = tir::if_then_else(copy_cond, fill, items[static_cast<size_t>(reset_at)]);
     std::vector<Stmt> out;
@@ -634,17 +600,9 @@ tir::PrimFunc guard_zero_constant_tiles(const tir::PrimFunc& f, const std::vecto
   for (const auto& [param, buf] : f->buffer_map) {
     for (const ChannelConstant& c : constants) {
       if (c.kind != ChannelConstant::Kind::kElement || buf->name != c.tensor.name()) continue;
+      if (!buf->strides.empty() || const_size(buf) != static_cast<int64_t>(c.values.size())) continue;
       std::vector<int64_t> shape;
-      int64_t n = 1;
-      for (const Expr& d : buf->shape) {
-        const std::optional<int64_t> v = tir::arith::as_const(d);
-        if (!v) break;
-        shape.push_back(*v);
-        n *= *v;
-      }
-      if (shape.size() != buf->shape.size() || !buf->strides.empty() || n != static_cast<int64_t>(c.values.size())) {
-        continue;
-      }
+      for (const Expr& d : buf->shape) shape.push_back(*tir::arith::as_const(d));
       g.constants[buf->data.get()] = &c.values;
       g.shapes[buf->data.get()] = shape;
     }

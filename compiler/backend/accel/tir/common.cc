@@ -91,17 +91,6 @@ int64_t scratchpad_rows(const tir::Buffer& buf, int64_t elem_bytes) {
   return (bytes + elem_bytes - 1) / elem_bytes;
 }
 
-PerfectNest perfect_nest(const tir::Stmt& s) {
-  PerfectNest n;
-  tir::Stmt cur = s;
-  while (const auto* f = cur.as<tir::ForNode>()) {
-    n.loops.push_back(f);
-    cur = f->body;
-  }
-  n.body = cur;
-  return n;
-}
-
 std::vector<int64_t> nest_extents(const PerfectNest& nest, const std::string& what) {
   std::vector<int64_t> out;
   for (const tir::ForNode* f : nest.loops) {
@@ -117,15 +106,6 @@ std::vector<int64_t> nest_extents(const PerfectNest& nest, const std::string& wh
     out.push_back(*e);
   }
   return out;
-}
-
-tir::Stmt wrap_loops(const std::vector<const tir::ForNode*>& loops, const tir::Stmt& body) {
-  tir::Stmt s = body;
-  for (size_t k = loops.size(); k-- > 0;) {
-    const tir::ForNode* f = loops[k];
-    s = tir::for_loop(f->loop_var, f->min, f->extent, f->kind, s, f->thread_tag);
-  }
-  return s;
 }
 
 LinearIndex linear_index(const tir::Expr& e, const PerfectNest& nest, const std::string& what,

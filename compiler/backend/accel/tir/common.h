@@ -14,6 +14,7 @@
 
 #include "compiler/tir/function.h"
 #include "compiler/tir/stmt.h"
+#include "compiler/tir/util.h"
 
 namespace tessel::compiler::accel_tir {
 
@@ -63,22 +64,16 @@ int64_t buffer_bytes(const tir::Buffer& buf);
 
 // ---- helpers of the lowering passes (inject_dma_copy, tensorize_gemm, inject_alu) ----
 
-/// A chain of loops each of whose body is the next loop, and the first statement below them
-/// that is not a loop.
-struct PerfectNest {
-  std::vector<const tir::ForNode*> loops;  ///< outermost first
-  tir::Stmt body;
-};
-/// The perfect nest starting at `s` (no loops when `s` is not a For).
-PerfectNest perfect_nest(const tir::Stmt& s);
+/// The perfect loop nest (compiler/tir/util.h).
+using tir::PerfectNest;
+using tir::perfect_nest;
+using tir::wrap_loops;
 
 /// The constant extents of the nest's loops. UserError naming the loop and `what` (the nest's
 /// description, e.g. "the copy under pragma_dma_copy") when a loop's min is not the constant 0
 /// or its extent is not a positive constant.
 std::vector<int64_t> nest_extents(const PerfectNest& nest, const std::string& what);
 
-/// `loops` around `body`, each rebuilt with its variable, range and kind.
-tir::Stmt wrap_loops(const std::vector<const tir::ForNode*>& loops, const tir::Stmt& body);
 
 /// The constant coefficients of `e` in the nest's loop variables followed by its (symbolic,
 /// simplified) base, from arith::detect_linear_equation. UserError naming `what` and `role` (the
