@@ -22,6 +22,7 @@
 #include "support/npy.h"
 #include "support/text.h"
 #include "tools/commands.h"
+#include "tools/report.h"
 
 namespace tessel::tools {
 namespace {
@@ -357,27 +358,6 @@ void check_sim_output_options(const SimCmdOptions& o) {
   if (!o.wave_cycles.empty()) parse_wave_cycles(o.wave_cycles);
 }
 
-// The per-module statistics of a timed run. The cycle model derives all of them; the RTL derives
-// only the instructions per module (fetch: its dispatches), so its other columns print "-"
-// (docs/rtl-sim.md, "Statistics and timeline").
-std::string module_stats_table(const std::string& sim, const sim::RunStats& st) {
-  const bool rtl = sim == "rtl";
-  const auto cell = [&](bool derived, uint64_t v) { return derived ? std::to_string(v) : std::string("-"); };
-  std::string s = fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "module", "insns", "busy", "stall_token",
-                              "stall_queue", "stall_dram");
-  const std::pair<const char*, const sim::ModuleStats*> mods[] = {
-      {"fetch", &st.fetch}, {"load", &st.load}, {"compute", &st.compute}, {"store", &st.store}};
-  for (const auto& [name, m] : mods) {
-    s += fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, cell(!rtl, m->busy_cycles),
-                     cell(!rtl, m->stall_token_cycles), cell(!rtl, m->stall_queue_cycles),
-                     cell(!rtl, m->stall_dram_cycles));
-  }
-  if (rtl) {
-    s += "(rtl derives the instructions per module (fetch: dispatches) only; busy and stall cycles ('-') "
-         "are the cycle model's: use --sim cycle)\n";
-  }
-  return s;
-}
 
 // A device of kind `kind` whose simulator honours --wave/--wave-cycles/--trace, and (for the
 // timed simulators, when record_trace) gives its per-instruction timeline after each run.

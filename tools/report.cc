@@ -382,4 +382,23 @@ std::string render_text(const RunReport& r) {
   return s;
 }
 
+std::string module_stats_table(const std::string& sim, const sim::RunStats& st) {
+  const bool rtl = sim == "rtl";
+  const auto cell = [&](bool derived, uint64_t v) { return derived ? std::to_string(v) : std::string("-"); };
+  std::string s = fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", "module", "insns", "busy", "stall_token",
+                              "stall_queue", "stall_dram");
+  const std::pair<const char*, const sim::ModuleStats*> mods[] = {
+      {"fetch", &st.fetch}, {"load", &st.load}, {"compute", &st.compute}, {"store", &st.store}};
+  for (const auto& [name, m] : mods) {
+    s += fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>12}\n", name, m->insns, cell(!rtl, m->busy_cycles),
+                     cell(!rtl, m->stall_token_cycles), cell(!rtl, m->stall_queue_cycles),
+                     cell(!rtl, m->stall_dram_cycles));
+  }
+  if (rtl) {
+    s += "(rtl derives the instructions per module (fetch: dispatches) only; busy and stall cycles ('-') "
+         "are the cycle model's: use --sim cycle)\n";
+  }
+  return s;
+}
+
 }  // namespace tessel::tools

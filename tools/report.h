@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/common/simulator.h"
+
 namespace tessel::tools {
 
 /// One entry of a top-k listing.
@@ -144,5 +146,11 @@ std::string compact_shape(const std::vector<int64_t>& shape);
 /// digits ("1.23457e+15"), and "-" for an infinity or NaN: the report never prints inf, nan or a
 /// hundreds-of-digits expansion.
 std::string report_number(double v, int places);
+
+/// The per-module statistics of a timed run as a table (module, insns, busy, stall_token,
+/// stall_queue, stall_dram; cycles). `sim` "rtl": the RTL derives only the instructions per
+/// module (fetch: its dispatches), so its other columns print "-" (docs/rtl-sim.md, "Statistics
+/// and timeline"); any other simulator: every column.
+std::string module_stats_table(const std::string& sim, const sim::RunStats& st);
 
 }  // namespace tessel::tools

@@ -177,11 +177,9 @@ struct FastModel {
   std::optional<double> operator()(const te::ConfigEntity& pt) const {
     const int64_t tile_oc = pt.split("tile_oc")[1], tile_ic = pt.split("tile_ic")[1];
     const int64_t oc_outer = pt.split("tile_oc")[0], chunks = pt.split("tile_ic")[0];
-    const int64_t oc_nthread = pt.knob("oc_nthread");
     const int64_t h_nthread = dense ? 1 : pt.knob("h_nthread");
-    const int64_t nthread = oc_nthread * h_nthread;
-    if (oc_outer % oc_nthread != 0 || !fits(pt)) return std::nullopt;
-    if (!dense && pt.split("tile_h")[0] % h_nthread != 0) return std::nullopt;
+    const int64_t nthread = pt.knob("oc_nthread") * h_nthread;
+    if (!topi::accel::threads_divide(pt) || !fits(pt)) return std::nullopt;
     const double lat = static_cast<double>(cfg.dram_latency);
     const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
     const int64_t ae = cfg.acc_elem_bytes();
@@ -264,13 +262,6 @@ struct FastModel {
 };
 
 }  // namespace
-
-std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg) {
-  cfg.validate();
-  const accel::ConvGeometry g = accel::make_geometry(layer.name, layer.params, cfg);
-  (void)g;  // the geometry's checks (UserError for invalid parameters)
-  return {};  // every feature of a valid layer goes through the templates
-}
 
 bool is_dense_layer(const accel::AccelLayer& layer) {
   const runtime::QConv2dParams& p = layer.params;

@@ -19,8 +19,8 @@ namespace tessel::compiler::driver {
 
 /// A layer the templates cannot take (yet): what() is "layer '<name>': unsupported by the
 /// template: <feature>: <detail>", feature() the feature alone (a fixed phrase, for counting
-/// reasons: a feature conv_template_blockers names (none today), or "template refusal" for a
-/// check of the template's own, whose message is the detail).
+/// reasons; today only "template refusal", a check of the template's own, whose message is the
+/// detail: every valid layer converts, grouped and depthwise ones in block groups).
 class TemplateUnsupported : public UserError {
  public:
   TemplateUnsupported(std::string feature, const std::string& what)
@@ -30,18 +30,6 @@ class TemplateUnsupported : public UserError {
  private:
   std::string feature_;
 };
-
-/// One feature of a layer that the templates lack: TemplateUnsupported's feature and detail.
-struct TemplateBlocker {
-  std::string feature, detail;
-};
-
-/// Every feature of `layer` that keeps lower_conv2d_template from lowering it; empty when the
-/// conversion takes the layer, which today is every valid layer (grouped and depthwise layers
-/// go in block groups: see lower_conv2d_template; the template's own checks and the search may
-/// still refuse a layer). UserError as
-/// accel::make_geometry for invalid parameters; weights and bias must have their sizes.
-std::vector<TemplateBlocker> conv_template_blockers(const accel::AccelLayer& layer, const isa::HwConfig& cfg);
 
 /// Options of lower_conv2d_template.
 struct ConvTemplateOptions {

@@ -59,6 +59,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/driver/lower.h"
 #include "compiler/driver/lower_conv_template.h"
+#include "tools/report.h"
 #include "isa/asm.h"
 #include "isa/config.h"
 #include "isa/program.h"
@@ -702,7 +703,6 @@ struct CompareRecord {
   std::optional<int64_t> template_cycles;  ///< absent: the template path's reason
   std::string feature, reason;             ///< TemplateUnsupported::feature() (or "error") and what()
   std::string template_schedule;
-  std::vector<std::string> blockers;       ///< every feature the templates lack (conv_template_blockers)
   /// For an unsupported layer of groups 1: both paths on the layer's shape alone (same weights,
   /// zero bias and input zero point, the per-tensor chain of shape_only_requant()).
   std::optional<int64_t> shape_old, shape_template;
@@ -781,26 +781,17 @@ void dump_pair(const std::string& dir, const std::string& key, const std::string
     dev->submit(lp);
     const sim::RunStats rs = dev->wait();
     dev->unload(lp);
-    std::string stats = fmt::format("# cycle model: {} cycles\n", rs.cycles);
-    for (const auto& [mod, m] : {std::pair<const char*, const sim::ModuleStats&>{"load", rs.load},
-                                 {"compute", rs.compute}, {"store", rs.store}}) {
-      stats += fmt::format("#   {:<8} {:6} insns, busy {:9}, stalled on tokens {:9}, on queues {:9}, on DRAM {:9}\n",
-                           mod, m.insns, m.busy_cycles, m.stall_token_cycles, m.stall_queue_cycles,
-                           m.stall_dram_cycles);
-    }
     // '#' comments: the file assembles as it is (tessel asm)
-    std::string text = fmt::format("# {} path: {}\n# {} cycles (stream cost model)\n{}{}", which, l.schedule,
-                                   l.est_cycles, stats, isa::disassemble(l.program));
-    if (!l.ir_dump.empty()) {
-      text += "\n# the template's TIR\n";
-      size_t pos = 0;
-      while (pos < l.ir_dump.size()) {
-        const size_t nl = l.ir_dump.find('\n', pos);
-        const size_t end = nl == std::string::npos ? l.ir_dump.size() : nl;
-        text += "# " + l.ir_dump.substr(pos, end - pos) + "\n";
-        pos = end + 1;
-      }
-    }
+    auto commented = [](const std::string& t) {
+      std::string c;
+      std::istringstream in(t);
+      for (std::string line; std::getline(in, line);) c += "# " + line + "\n";
+      return c;
+    };
+    std::string text = fmt::format("# {} path: {}\n# {} cycles (stream cost model), {} on the cycle model\n{}{}",
+                                   which, l.schedule, l.est_cycles, rs.cycles,
+                                   commented(tools::module_stats_table("cycle", rs)), isa::disassemble(l.program));
+    if (!l.ir_dump.empty()) text += "\n# the template's TIR\n" + commented(l.ir_dump);
     support::write_file_atomic((fs::path(dir) / (stem + "." + which + ".asm")).string(), text);
   };
   write("old", old_low);
@@ -857,9 +848,6 @@ std::vector<CompareRecord> compare_one(const std::string& key, const fs::path& p
     // (outside the try: a dump that cannot be written is an error of its own)
     if (tmpl && !dump_dir.empty()) dump_pair(dump_dir, key, config_name, li.name, old_low, *tmpl);
     if (!r.template_cycles) {
-      for (const compiler::driver::TemplateBlocker& b : compiler::driver::conv_template_blockers(layer, cfg)) {
-        r.blockers.push_back(b.feature);
-      }
       if (layer.params.groups == 1) {
         compiler::accel::AccelLayer shape = layer;
         shape.params.rq = shape_only_requant();
@@ -995,7 +983,7 @@ int run_compare(const Options& o) {
   size_t supported = 0, not_worse = 0;
   uint64_t old_total = 0, tmpl_total = 0, old_all = 0;
   double old_ms = 0, tmpl_ms = 0, shape_old_ms = 0, shape_tmpl_ms = 0;
-  std::map<std::string, size_t> by_feature, by_reason, by_blocker, by_blockers, shape_fail;
+  std::map<std::string, size_t> by_feature, by_reason, shape_fail;
   size_t shape_layers = 0, shape_ok = 0, shape_not_worse = 0;
   uint64_t shape_old_total = 0, shape_tmpl_total = 0;
   for (const CompareRecord& r : all) {
@@ -1010,7 +998,6 @@ int run_compare(const Options& o) {
     } else {
       ++by_feature[r.feature];
       ++by_reason[reason_class(r)];
-      for (const std::string& b : r.blockers) ++by_blocker[b];
       if (r.shape_old) {
         ++shape_layers;
         shape_old_ms += r.shape_old_ms;
@@ -1026,8 +1013,6 @@ int run_compare(const Options& o) {
           ++shape_fail[reason_class(c)];
         }
       }
-      ++by_blockers[r.blockers.empty() ? std::string("(none of the conversion's: ") + r.feature + ")"
-                                       : fmt::format("{}", fmt::join(r.blockers, " + "))];
     }
   }
   auto sorted = [](const std::map<std::string, size_t>& m) {
@@ -1045,10 +1030,6 @@ int run_compare(const Options& o) {
   fmt::print("  lowering time: old {:.0f} ms, template {:.0f} ms (the layers as they are, one thread)\n", old_ms, tmpl_ms);
   fmt::print("  unsupported by feature:\n");
   for (const auto& [f, n] : sorted(by_feature)) fmt::print("    {:5} {}\n", n, f);
-  fmt::print("  unsupported layers having each feature (a layer counts once per feature it has):\n");
-  for (const auto& [f, n] : sorted(by_blocker)) fmt::print("    {:5} {}\n", n, f);
-  fmt::print("  unsupported layers by their whole set of features:\n");
-  for (const auto& [f, n] : sorted(by_blockers)) fmt::print("    {:5} {}\n", n, f);
   fmt::print("  shape only (the unsupported layers of groups 1 with zero bias and input zero point and the chain "
              "y = clip((acc + 128) >> 8), both paths): {} layers, {} through the template, template <= old on {}\n",
              shape_layers, shape_ok, shape_not_worse);
@@ -1081,7 +1062,6 @@ int run_compare(const Options& o) {
         l["template_cycles"] = nullptr;
         l["feature"] = r.feature;
         l["reason"] = r.reason;
-        l["blockers"] = r.blockers;
         if (r.shape_old) {
           l["shape_only_old_cycles"] = *r.shape_old;
           if (r.shape_template) {
@@ -1105,11 +1085,6 @@ int run_compare(const Options& o) {
     nlohmann::ordered_json feats = nlohmann::ordered_json::array();
     for (const auto& [f, n] : sorted(by_feature)) feats.push_back({{"feature", f}, {"layers", n}});
     sum["unsupported_by_feature"] = std::move(feats);
-    nlohmann::ordered_json having = nlohmann::ordered_json::array(), sets = nlohmann::ordered_json::array();
-    for (const auto& [f, n] : sorted(by_blocker)) having.push_back({{"feature", f}, {"layers", n}});
-    for (const auto& [f, n] : sorted(by_blockers)) sets.push_back({{"features", f}, {"layers", n}});
-    sum["unsupported_having_feature"] = std::move(having);
-    sum["unsupported_by_feature_set"] = std::move(sets);
     sum["shape_only"] = {{"layers", shape_layers},
                          {"through_template", shape_ok},
                          {"template_not_worse", shape_not_worse},
@@ -1193,13 +1168,7 @@ int run(int argc, char** argv) {
     if (l.empty()) throw CLI::ValidationError("--layers", "an empty layer name");
   }
   if (!o.dump_ir.empty() && o.dump_programs.empty()) throw CLI::ValidationError("--dump-ir", "needs --dump-programs");
-  if (!o.dump_ir.empty()) {
-    const std::vector<std::string>& passes = compiler::accel_tir::pass_names();
-    if (o.dump_ir != "all" && o.dump_ir != "input" && std::find(passes.begin(), passes.end(), o.dump_ir) == passes.end()) {
-      throw CLI::ValidationError("--dump-ir", fmt::format("unknown pass {} (input, all, {})", quote(o.dump_ir),
-                                                          fmt::join(passes, ", ")));
-    }
-  }
+  compiler::accel_tir::check_dump_ir_after(o.dump_ir);
   if (o.compare_template) {
     if (o.update) throw CLI::ValidationError("--compare-template", "cannot be combined with --update");
     if (!o.dump_programs.empty()) {

@@ -33,14 +33,6 @@ inline std::vector<tir::Expr> S(std::initializer_list<int64_t> l) {
   return v;
 }
 
-/// Whether the point's virtual-thread knobs divide their loops (the templates refuse the rest
-/// with a UserError): oc_nthread the outer channel-block count, h_nthread (conv2d only) the
-/// outer row count.
-inline bool threads_divide(const te::ConfigEntity& cfg) {
-  if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) return false;
-  return !cfg.has("h_nthread") || cfg.split("tile_h")[0] % cfg.knob("h_nthread") == 0;
-}
-
 /// The point of `space` with the given inner sizes of its splits and knob values (by name).
 inline te::ConfigEntity pick(const te::ConfigSpace& space, const std::map<std::string, int64_t>& want) {
   for (int64_t i = 0; i < space.size(); ++i) {

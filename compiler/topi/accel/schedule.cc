@@ -266,12 +266,17 @@ AccBuffers dense_acc_buffers(const DenseLayer& layer) {
   return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
 }
 
+bool threads_divide(const te::ConfigEntity& cfg) {
+  if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) return false;
+  return !cfg.has("h_nthread") || cfg.split("tile_h")[0] % cfg.knob("h_nthread") == 0;
+}
+
 int64_t conv2d_interior_tiles(const Conv2dLayer& layer, int64_t tile_h, int64_t tile_w) {
   const std::vector<int64_t> xs = const_shape(layer.x), ws = const_shape(layer.w);
   const Conv2dAttrs& a = layer.attrs;
   // the tiles of `tile` outputs along one axis whose windows stay inside the input
   auto inside = [](int64_t in, int64_t pad0, int64_t pad1, int64_t k, int64_t stride, int64_t dil, int64_t tile) {
-    const int64_t out = (in + pad0 + pad1 - (k - 1) * dil - 1) / stride + 1;
+    const int64_t out = conv_output_size("conv2d template", in, pad0, pad1, k, stride, dil);
     int64_t n = 0;
     for (int64_t j = 0; j * tile < out; ++j) {
       const int64_t last = std::min((j + 1) * tile, out) - 1;

@@ -238,6 +238,12 @@ AccBuffers conv2d_acc_buffers(const Conv2dLayer& layer);
 /// UserErrors); schedule_conv2d's fit check is this function, so a caller that screens points
 /// with it (a tuner's cost model) agrees with the template on which points fit.
 TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg);
+/// Whether the point's virtual-thread knobs divide their loops: oc_nthread the outer
+/// output-channel-block count and, for conv2d (a point with knob "h_nthread"), h_nthread the
+/// outer row count. schedule_conv2d / schedule_dense refuse the other points with a UserError
+/// naming the knob; a tuner's screen calls this instead.
+bool threads_divide(const te::ConfigEntity& cfg);
+
 /// The input-channel blocks one tile's input window spans (per thread) for tiles of `tile_oc`
 /// output-channel blocks and chunks of `tile_ic` input blocks: tile_ic with groups 1; with G
 /// block groups of OCB/G output and ICB/G input blocks, the most over the tiles of

@@ -53,6 +53,10 @@ const std::vector<std::string>& pass_names() {
   return kNames;
 }
 
+void check_dump_ir_after(const std::string& dump_ir_after) {
+  tir_pipeline(isa::HwConfig{}).check_dump_after(dump_ir_after, {kEmitStage});
+}
+
 isa::Program build_accel_program(const tir::PrimFunc& f, const isa::HwConfig& cfg,
                                  const std::vector<SegmentSpec>& segments, const BuildOptions& opts,
                                  BuildReport* report) {

@@ -74,6 +74,11 @@ struct BuildReport {
 /// summaries do not depend on cfg.
 tir::PassManager tir_pipeline(const isa::HwConfig& cfg);
 
+/// UserError ("unknown pass '<name>' for the ir dump (passes: input, ..., all)") unless
+/// `dump_ir_after` is "", "input", "all" or a stage of pass_names(): build_accel_program's check,
+/// for callers that take the name from a user before building anything.
+void check_dump_ir_after(const std::string& dump_ir_after);
+
 /// Every stage name, in order: tir_pipeline()'s passes, then emit_instructions.
 const std::vector<std::string>& pass_names();
 
