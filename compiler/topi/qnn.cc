@@ -26,6 +26,11 @@ struct Builder {
   std::string name;
   RequantOps ops;
   ImmPolicy imm;
+  /// ImmPolicy::stack_channels: the rows of the stacked placeholder (the chain's per-channel
+  /// fields, counted beforehand), the next row to fill, and the constant's index in ops.constants
+  int64_t stack_rows = 0, stack_next = 0;
+  size_t stack_index = 0;
+  Tensor stacked;
 
   bool fits_imm(int64_t v) const {
     if (imm.imm_bits == 0) return true;
@@ -90,7 +95,6 @@ struct Builder {
       s.is_imm = false;
       const std::vector<int64_t> full = const_shape(src);
       const int64_t blocks = full[1], batch = full[full.size() - 2], lanes = full.back();
-      cst = te::placeholder({Expr(blocks), Expr(batch), Expr(lanes)}, DataType::int32(), name + "." + field);
       std::vector<int32_t> packed_values;
       packed_values.reserve(static_cast<size_t>(blocks * batch * lanes));
       for (int64_t cb = 0; cb < blocks; ++cb) {
@@ -98,7 +102,24 @@ struct Builder {
           for (int64_t o = 0; o < lanes; ++o) packed_values.push_back(values[static_cast<size_t>(cb * lanes + o)]);
         }
       }
-      ops.constants.push_back({cst, std::move(packed_values), ChannelConstant::Kind::kChannel});
+      if (stack_rows > 0) {
+        // row stack_next of "<name>.channel" [F][C/lanes][B][lanes]
+        TESSEL_CHECK(stack_next < stack_rows, "requantize {}: per-channel field {} beyond the {} counted", name,
+                     field, stack_rows);
+        if (!stacked.defined()) {
+          stacked = te::placeholder({Expr(stack_rows), Expr(blocks), Expr(batch), Expr(lanes)}, DataType::int32(),
+                                    name + ".channel");
+          stack_index = ops.constants.size();
+          ops.constants.push_back({stacked, {}, ChannelConstant::Kind::kChannel});
+        }
+        std::vector<int32_t>& all = ops.constants[stack_index].values;
+        all.insert(all.end(), packed_values.begin(), packed_values.end());
+        cst = stacked;
+        s.stack_row = stack_next++;
+      } else {
+        cst = te::placeholder({Expr(blocks), Expr(batch), Expr(lanes)}, DataType::int32(), name + "." + field);
+        ops.constants.push_back({cst, std::move(packed_values), ChannelConstant::Kind::kChannel});
+      }
       s.operand = cst;
     } else {
       s.is_imm = false;
@@ -114,6 +135,7 @@ struct Builder {
           const size_t r = i.size();
           Expr v = s.is_imm     ? Expr(s.imm)
                    : wide       ? cst(std::vector<Expr>(i.end() - static_cast<long>(imm.const_dims), i.end()))
+                   : packed_cst && s.stack_row >= 0 ? cst({Expr(s.stack_row), Expr(i[1]), Expr(i[r - 2]), Expr(i[r - 1])})
                    : packed_cst ? cst({Expr(i[1]), Expr(i[r - 2]), Expr(i[r - 1])})
                                 : cst(channel_index(i, shape_of, packed));
           return apply(op, a, v);
@@ -191,6 +213,14 @@ RequantOps build_chain(const Tensor& acc, const RequantParams& p, bool packed, c
   }
   Builder b{acc, packed, acc.ndim() >= 2 ? channel_count(acc, packed) : 1, name, std::move(prefix), imm};
   b.check_policy(acc);
+  if (imm.packed_channels && imm.stack_channels) {
+    // the stacked placeholder's rows: the per-channel fields of the chain built unstacked
+    ImmPolicy flat = imm;
+    flat.stack_channels = false;
+    for (const ChannelConstant& c : build_chain(acc, p, packed, name, RequantOps{}, flat).constants) {
+      b.stack_rows += c.kind == ChannelConstant::Kind::kChannel;
+    }
+  }
   b.check_field("acc_offset", p.acc_offset);
   b.check_field("acc_min", p.acc_min);
   b.check_field("acc_max", p.acc_max);

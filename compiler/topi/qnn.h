@@ -84,10 +84,19 @@ struct ChannelConstant {
 /// channel block's values are one accumulator element (BATCH x BLOCK_OUT int32) that an
 /// accelerator schedule loads into acc and reads as the ALU's vector operand. The value computed
 /// is the same as with [C].
+///
+/// stack_channels (with packed_channels): the F per-channel fields of the chain are the rows of
+/// one int32 placeholder "<name>.channel" [F][C/lanes][B][lanes] (one ChannelConstant, kChannel,
+/// in the constants where the chain's first per-channel field is; row k the k-th per-channel
+/// field in chain order, each row laid out as the unstacked [C/lanes][B][lanes]), so a tile's
+/// slice of every field, rows [0, F) x its channel blocks, is one 2-D copy (an accelerator: one
+/// LOAD ACC of F rows, paying DRAM_LATENCY once instead of F times). The row-major values are
+/// those of the unstacked constants one after another. Without packed_channels it has no effect.
 struct ImmPolicy {
   int imm_bits = 0;
   size_t const_dims = 0;
   bool packed_channels = false;
+  bool stack_channels = false;
 };
 
 /// One ALU step of the chain as built: the stage, its ALU operation name ("add", "max", "min",
@@ -99,6 +108,8 @@ struct RequantStep {
   bool is_imm = true;
   int32_t imm = 0;
   Tensor operand;  ///< a ChannelConstant's tensor or a step's tensor when !is_imm
+  /// ImmPolicy::stack_channels: the operand's row in the stacked "<name>.channel"; else -1
+  int64_t stack_row = -1;
 };
 
 /// The epilogue as built: `out` is the int8 result; `steps` are the int32 stages in order

@@ -78,6 +78,7 @@ runtime::Requant wide_requant(std::mt19937& rng, int64_t oc, size_t limbs) {
 struct EveryPointResult {
   int ran = 0;
   std::vector<ChannelConstant::Kind> kinds;
+  int64_t channel_rows = 0;  ///< the rows (fields) of the per-channel constant, 0 for none
 };
 EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed) {
   const isa::HwConfig hw;
@@ -154,7 +155,10 @@ EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed) {
     if (!threads_divide(cfg)) continue;
     const ScheduledOp op = q.dense ? schedule_dense(dl, hw, cfg) : schedule_conv2d(cl, hw, cfg);
     if (r.ran == 0) {
-      for (const ChannelConstant& c : op.constants) r.kinds.push_back(c.kind);
+      for (const ChannelConstant& c : op.constants) {
+        r.kinds.push_back(c.kind);
+        if (c.kind == ChannelConstant::Kind::kChannel) r.channel_rows = const_shape(c.tensor)[0];
+      }
     }
     std::vector<testing::Data> inputs = {testing::from(xp), testing::from(wp)};
     for (const ChannelConstant& c : op.constants) inputs.push_back(testing::from(c.values));
@@ -187,10 +191,10 @@ TEST(TopiAccelRequant, Conv3x3PaddedZeroPointEveryPoint) {
   // tile_oc 1, 2 (x2 threads for 1) x tile_h 1, 5 x tile_w 1, 2, 4 x tile_ic 1, 2
   EXPECT_EQ(r.ran, 3 * 2 * 3 * 2);
   // the first point's tile is the whole plane (no interior tile: the per-channel offset is
-  // folded into the border tensor), then the clamp's wide bounds, the per-channel multiplier,
-  // round, shift and out_add
-  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kUniform, Kind::kUniform, Kind::kChannel,
-                                        Kind::kChannel, Kind::kChannel, Kind::kChannel}));
+  // folded into the border tensor), then the clamp's wide bounds, and the per-channel
+  // multiplier, round, shift and out_add stacked into one constant (four rows)
+  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kUniform, Kind::kUniform, Kind::kChannel}));
+  EXPECT_EQ(r.channel_rows, 4);
 }
 
 /// Stride 2 with asymmetric padding (none on the left: the window still reaches the right
@@ -227,9 +231,10 @@ TEST(TopiAccelRequant, Conv1x1ZeroPointFoldedEveryPoint) {
   q.zx = -128;
   const EveryPointResult r = every_point_matches_reference(q, 71);
   EXPECT_EQ(r.ran, 3 * 2 * 3 * 2);  // tile_oc 1 (x2 threads), 2; 2 x 3 x 2
-  // acc_offset (bias, zero point and offset), acc_min, acc_max, multiplier, round, shift, out_add
-  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kChannel, Kind::kUniform, Kind::kUniform, Kind::kChannel,
-                                        Kind::kChannel, Kind::kChannel, Kind::kChannel}));
+  // the stacked per-channel fields where the first one is (acc_offset: bias, zero point and
+  // offset; then multiplier, round, shift, out_add), then acc_min, acc_max
+  EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kChannel, Kind::kUniform, Kind::kUniform}));
+  EXPECT_EQ(r.channel_rows, 5);
 }
 
 /// 3x3 without padding: no window touches the padding, so no border tensor either.
@@ -285,7 +290,8 @@ TEST(TopiAccelRequant, Conv2dConstantsGolden) {
   ASSERT_EQ(op.constants.size(), 3u);
   EXPECT_EQ(op.constants[0].tensor.name(), "conv2d.zp_init");
   EXPECT_EQ(op.constants[1].tensor.name(), "requant.acc_max");
-  EXPECT_EQ(op.constants[2].tensor.name(), "requant.multiplier");
+  EXPECT_EQ(op.constants[2].tensor.name(), "requant.channel");  // one row: the multiplier
+  EXPECT_EQ(const_shape(op.constants[2].tensor), (std::vector<int64_t>{1, 2, 1, 16}));
   // border: 4 * 32 (two input blocks of 16 ones) * padded taps, plus (every tile reaches into
   // the padding: conv2d_interior_tiles 0) the bias 7 and the per-channel addend -4 * 9 * 32;
   // corner (0, 0) has 5 padded taps

@@ -562,6 +562,52 @@ TEST(TopiRequant, PackedChannelConstantsMatchTheFlatForm) {
             "has rank 4 (not packed)");
 }
 
+/// ImmPolicy::stack_channels: the per-channel fields are the rows of one [F][C/lanes][B][lanes]
+/// constant "requant.channel" (in chain order, where the first one was), its values the packed
+/// form's constants one after another; the wide one-entry value stays its own; the same results.
+TEST(TopiRequant, StackedChannelConstantsMatchThePackedForm) {
+  std::mt19937 rng(89);
+  const int64_t mb = 1, nb = 3, bb = 2, bo = 4;
+  te::Tensor acc = placeholder(S({mb, nb, bb, bo}), DataType::int32(), "acc");
+  const Data av = random_data(rng, static_cast<size_t>(mb * nb * bb * bo), -2000000, 2000000);
+  const runtime::Requant rq = random_requant(rng, nb * bo, true, 1);
+  RequantParams p = params_of(rq, nb * bo);
+  p.acc_max = {1 << 22};
+  const RequantOps packed = requantize(acc, p, true, "requant", ImmPolicy{16, 2, true});
+  const RequantOps stacked = requantize(acc, p, true, "requant", ImmPolicy{16, 2, true, true});
+  std::vector<int32_t> rows;
+  size_t fields = 0, first = packed.constants.size();
+  for (size_t k = 0; k < packed.constants.size(); ++k) {
+    const ChannelConstant& c = packed.constants[k];
+    if (c.kind != ChannelConstant::Kind::kChannel) continue;
+    first = std::min(first, k);
+    ++fields;
+    rows.insert(rows.end(), c.values.begin(), c.values.end());
+  }
+  ASSERT_GE(fields, 2u);
+  ASSERT_EQ(stacked.constants.size(), packed.constants.size() - fields + 1);
+  const ChannelConstant& st = stacked.constants[first];
+  EXPECT_EQ(st.tensor.name(), "requant.channel");
+  EXPECT_EQ(st.kind, ChannelConstant::Kind::kChannel);
+  EXPECT_EQ(const_shape(st.tensor), (std::vector<int64_t>{static_cast<int64_t>(fields), nb, bb, bo}));
+  EXPECT_EQ(st.values, rows);
+  // every step reading it names its row, in chain order
+  int64_t next = 0;
+  for (const RequantStep& s : stacked.steps) {
+    if (s.is_imm || !s.operand.same_as(st.tensor)) {
+      EXPECT_EQ(s.stack_row, -1);
+      continue;
+    }
+    EXPECT_EQ(s.stack_row, next++);
+  }
+  EXPECT_EQ(next, static_cast<int64_t>(fields));
+  EXPECT_EQ(run_default(stacked.out, {{acc, av}}, stacked.constants),
+            run_default(packed.out, {{acc, av}}, packed.constants));
+  // without packed_channels it changes nothing
+  const RequantOps flat = requantize(acc, p, true, "requant", ImmPolicy{16, 2, false, true});
+  EXPECT_EQ(flat.constants.size(), packed.constants.size());
+}
+
 /// The zero-point terms on hand-computed values: all weights 1 (two input lanes, so every tap
 /// sums to 2 per output lane), zero point 3, a 3x3 kernel on a 3x3 input with padding 1.
 TEST(TopiZeroPoint, ChannelAddendAndBorderByHand) {

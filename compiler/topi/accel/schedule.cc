@@ -85,12 +85,14 @@ void check_rows(const std::string& what, const isa::HwConfig& hw, MemScope scope
 }
 
 /// The requantisation stages into acc at `at` of the output stage, each an ALU nest. A step
-/// whose operand is a constant of `ops` reads it from acc: the constant is cache_read into
-/// local.acc_buffer (pragma dma_copy) at the root for a kUniform one (one LOAD ACC for the
-/// whole kernel), at `chan_at` (the output-channel tile loop) for a kChannel one, at `at` (the
-/// tile, a 2-D copy per channel block: pragma at its row loop) for a kElement one.
+/// whose operand is a constant of `ops` reads it from acc: each constant is cache_read into
+/// local.acc_buffer once for all the steps that read it (pragma dma_copy) at the root for a
+/// kUniform one (one LOAD ACC for the whole kernel), at `chan_at` (the output-channel tile loop)
+/// for a kChannel one (with ImmPolicy::stack_channels one copy of every field's rows), at `at`
+/// (the tile, a 2-D copy per channel block: pragma at its row loop) for a kElement one.
 void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage& out, const IterVar& at,
                         const IterVar& chan_at) {
+  std::vector<std::vector<Tensor>> readers(ops.constants.size());
   for (const RequantStep& st : ops.steps) {
     Tensor acc = s.cache_write(st.tensor, MemScope::kAcc);
     s[st.tensor].compute_inline();
@@ -98,26 +100,28 @@ void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage&
     sa.compute_at(out, at);
     sa.pragma(sa->leaf_iter_vars.front(), "alu");
     if (st.is_imm) continue;
-    for (const ChannelConstant& c : ops.constants) {
-      if (!c.tensor.same_as(st.operand)) continue;
-      Tensor rows = s.cache_read(c.tensor, MemScope::kAcc, {acc});
-      te::Stage sc = s[rows];
-      switch (c.kind) {
-        case ChannelConstant::Kind::kUniform:
-          sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
-          break;
-        case ChannelConstant::Kind::kChannel:
-          TESSEL_CHECK(chan_at.defined(), "constant {}: a per-channel constant without a channel tile loop",
-                       c.tensor.name());
-          sc.compute_at(out, chan_at);
-          sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
-          break;
-        case ChannelConstant::Kind::kElement:
-          sc.compute_at(out, at);
-          sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
-          break;
-      }
+    for (size_t k = 0; k < ops.constants.size(); ++k) {
+      if (ops.constants[k].tensor.same_as(st.operand)) readers[k].push_back(acc);
     }
+  }
+  for (size_t k = 0; k < ops.constants.size(); ++k) {
+    const ChannelConstant& c = ops.constants[k];
+    if (readers[k].empty()) continue;
+    Tensor rows = s.cache_read(c.tensor, MemScope::kAcc, readers[k]);
+    te::Stage sc = s[rows];
+    switch (c.kind) {
+      case ChannelConstant::Kind::kUniform:
+        break;
+      case ChannelConstant::Kind::kChannel:
+        TESSEL_CHECK(chan_at.defined(), "constant {}: a per-channel constant without a channel tile loop",
+                     c.tensor.name());
+        sc.compute_at(out, chan_at);
+        break;
+      case ChannelConstant::Kind::kElement:
+        sc.compute_at(out, at);
+        break;
+    }
+    sc.pragma(sc->leaf_iter_vars.front(), "dma_copy");
   }
 }
 
@@ -129,7 +133,8 @@ ConstantCounts count_constants(const RequantOps& ops) {
   ConstantCounts n;
   for (const ChannelConstant& c : ops.constants) {
     n.uniform += c.kind == ChannelConstant::Kind::kUniform;
-    n.channel += c.kind == ChannelConstant::Kind::kChannel;
+    // a stacked one ([F][C/lanes][B][lanes]: ImmPolicy::stack_channels) is F fields
+    if (c.kind == ChannelConstant::Kind::kChannel) n.channel += c.tensor.ndim() == 4 ? const_shape(c.tensor)[0] : 1;
     n.element += c.kind == ChannelConstant::Kind::kElement;
   }
   return n;
@@ -207,8 +212,8 @@ Folded fold_addends(const std::string& what, const Tensor& x, const Tensor& w, c
 }
 
 /// The requantisation policy of conv2d and dense: 16-bit immediates, wide values one acc
-/// element, per-channel fields packed by channel block.
-constexpr ImmPolicy kAccelPolicy{16, 2, true};
+/// element, per-channel fields packed by channel block and stacked into one constant.
+constexpr ImmPolicy kAccelPolicy{16, 2, true, true};
 
 /// requantize under kAccelPolicy, its UserErrors prefixed by the template's name.
 RequantOps requantize_for(const std::string& what, const Tensor& acc, const RequantParams& rq) {

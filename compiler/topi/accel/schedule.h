@@ -24,18 +24,19 @@
 //  - the output's copy from the last acc stage (y = int8(acc)) is marked pragma dma_copy at
 //    its row loop (conv2d: one 2-D store per output-channel block of the tile).
 // The requantisation may be per channel and its values any int32: conv2d and dense build the
-// chain under ImmPolicy{16, 2, packed_channels}, so
+// chain under ImmPolicy{16, 2, packed_channels, stack_channels}, so
 //  - a one-entry value that fits the ALU's 16-bit immediate is an immediate (use_imm 1);
 //  - a one-entry value beyond it is an int32 constant of one accumulator element [BATCH]
 //    [BLOCK_OUT] (ChannelConstant::Kind::kUniform), cache_read into local.acc_buffer once at
 //    the root (one LOAD ACC for the whole kernel, one acc row shared by every tile and virtual
 //    thread) and read as the ALU's vector operand (use_imm 0, source row fixed);
-//  - a field with C entries is an int32 constant [OC/BO][BATCH][BLOCK_OUT] (kChannel: every
-//    batch lane the channel's value), cache_read into local.acc_buffer at the output-channel
-//    tile loop (one 1-D LOAD ACC of the tile's tile_oc channel blocks, once per channel tile and
-//    virtual thread, reused by its every row, column and input chunk) and read as the vector
-//    operand, its row stepping with the channel block (ALU src factor 1 on that loop, 0 on the
-//    rows and columns).
+//  - the F fields with C entries are the rows of one int32 constant "requant.channel"
+//    [F][OC/BO][BATCH][BLOCK_OUT] (kChannel: every batch lane the channel's value), cache_read
+//    into local.acc_buffer at the output-channel tile loop (one 2-D LOAD ACC of F rows of the
+//    tile's tile_oc channel blocks, strided by OC/BO: DRAM_LATENCY once per channel tile and
+//    virtual thread, not once per field; reused by its every row, column and input chunk) and
+//    read as the vector operand, field k at row k * tile_oc, its row stepping with the channel
+//    block (ALU src factor 1 on that loop, 0 on the rows and columns).
 // Bias and input zero point (conv2d, dense; the layer's `bias`, `x_zero_point`, `w_values`): the
 // accumulator must be runtime/qnn.h's bias[o] + sum over the taps inside the input of (x - zx) *
 // w, the GEMM gives sum over all taps of x * w (the DMA pads with 0). The difference is split as
@@ -181,15 +182,17 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space);
 ///   1: inp: T x tile_ic x window rows x window columns; wgt: T x tile_oc x tile_ic x KH x KW;
 ///   acc: T x tile_oc x tile_h x tile_w x (1 + low limbs): the buffers left after
 ///   alu_in_place, plus T x tile_oc x tile_h x tile_w for the zero-point border tensor, T x
-///   tile_oc per channel constant and 1 per uniform constant; the parenthesis then names them:
+///   tile_oc per per-channel field and 1 per uniform constant; the parenthesis then names them:
 ///   "(1 acc buffers, 1 zero-point init buffer, 2 channel constants, 1 uniform constants)");
 ///   also when oc_nthread does not divide the outer channel-block count or h_nthread the outer
 ///   row count.
 /// PrimFunc arguments (ScheduledOp::args): x, w, then the constants in ScheduledOp::constants'
-/// order (conv2d.zp_init first when there is one, then the chain's in chain order:
-/// "requant.acc_offset", "requant.acc_min", "requant.acc_max", "requant.low<j>.multiplier",
-/// "requant.low<j>.round", "requant.low<j>.shift", "requant.multiplier", "requant.round",
-/// "requant.shift", "requant.out_add", as far as they are constants), then the output. The
+/// order (conv2d.zp_init first when there is one, then the chain's in chain order: the wide
+/// one-entry ones "requant.acc_offset", "requant.acc_min", "requant.acc_max",
+/// "requant.low<j>.multiplier", "requant.low<j>.round", "requant.low<j>.shift",
+/// "requant.multiplier", "requant.round", "requant.shift", "requant.out_add", as far as they are
+/// constants, and the stacked per-channel fields "requant.channel" where the first of them is
+/// in that order), then the output. The
 /// caller places each constant's values (int32, row-major) in the DRAM image as ACC elements.
 ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
@@ -210,14 +213,15 @@ void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space);
 /// The dense template (the conv2d template without rows and columns; the channel constants
 /// are loaded at the output-block tile loop). UserError as schedule_conv2d ("dense template:
 /// ..."; acc: oc_nthread x M/B x tile_oc x (1 + low limbs) rows, plus oc_nthread x tile_oc per
-/// channel constant and 1 per uniform constant). Arguments: x, w, the chain's constants, the
+/// per-channel field and 1 per uniform constant). Arguments: x, w, the chain's constants, the
 /// output.
 ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
 /// The acc buffers of a conv2d or dense layer's requantisation chain, the same at every point of
 /// its config space: `stages` (1 + low limbs: the accumulator and the limbs' copies left after
 /// alu_in_place), `element` (1 when there is a zero-point border tensor, one row per output
-/// element of the tile), `channel` (constants of one row per channel block), `uniform`
+/// element of the tile), `channel` (per-channel fields: rows of the stacked constant, one per
+/// channel block each), `uniform`
 /// (constants of one row for the whole layer).
 struct AccBuffers {
   int64_t stages = 1;
