@@ -114,6 +114,31 @@ TEST(FoldUopLoops, OneLoopIsTheInnerLevelAndExtentOneHasFactorZero) {
   EXPECT_EQ(args_of(k[2]), (std::vector<int64_t>{1, 13, 0, 0}));
 }
 
+// The loops below the two levels are unrolled: an index linear in them is analysed once per
+// call site (the fast fold), one that is not (floordiv of an unrolled variable) is substituted
+// per micro-op (the general fold); both give the rows in unrolled order.
+TEST(FoldUopLoops, UnrolledLoopsLinearOrNot) {
+  Pads p;
+  Var i("i"), j("j"), q("q");
+  auto kernel_of = [&](Expr dst) {
+    return tir::for_loop(i, 0, 2, tir::ForKind::kSerial,
+                         tir::for_loop(j, 0, 1, tir::ForKind::kSerial,
+                                       tir::for_loop(q, 0, 4, tir::ForKind::kSerial,
+                                                     ta::gemm_uop(false, p.acc_at(dst), p.inp_at(i * 4 + q),
+                                                                  p.wgt_at(q)))));
+  };
+  for (const bool linear : {true, false}) {
+    const tir::PrimFunc out = fold(p.wrap(kernel_of(linear ? i * 4 + q * 2 : i * 4 + tir::floordiv(q, 2))));
+    const std::vector<Stmt> k = kernel_stmts(out);
+    ASSERT_EQ(k.size(), 6u) << linear;
+    EXPECT_EQ(args_of(k[0]), (std::vector<int64_t>{2, 4, 4, 0})) << linear;
+    for (int64_t u = 0; u < 4; ++u) {
+      const int64_t dst = 8 + (linear ? u * 2 : u / 2);  // acc_buf from row 8
+      EXPECT_EQ(args_of(k[static_cast<size_t>(2 + u)]), (std::vector<int64_t>{0, dst, u, u})) << linear;
+    }
+  }
+}
+
 TEST(FoldUopLoops, EnclosingVariablesStayInTheBase) {
   // the kernel sits in a loop over virtual threads v (unrolled later by emit_instructions)
   Pads p;

@@ -9,6 +9,7 @@
 #include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/intrinsics.h"
 #include "compiler/tir/printer.h"
+#include "compiler/tir/util.h"
 #include "support/error.h"
 #include "tir_eval.h"
 
@@ -438,6 +439,41 @@ TEST(ArithProperty, RandomExpressionsAgreeWithReference) {
   }
   // Most random expressions give the simplifier something to do.
   EXPECT_GT(changed, total / 2) << changed << " of " << total;
+}
+
+// eval_int (emit_instructions' per-iteration evaluator) against the reference evaluator and
+// against as_const(substitute(...)) on random expressions and conditions at every point of a
+// small domain: it must give every value (these are all in range) and the same one; and
+// nullopt, not a value, for an unbound variable, a division by zero, an int32 overflow and a
+// call.
+TEST(ArithProperty, EvalIntAgreesWithSubstituteAndSimplify) {
+  Var x("x"), y("y");
+  int64_t checked = 0;
+  for (uint32_t seed : {21u, 22u}) {
+    Gen g(seed, {x, y});
+    for (int k = 0; k < 300; ++k) {
+      const Expr e = k % 3 == 2 ? g.cond(3) : g.expr(4);
+      for (int64_t vx = -3; vx <= 5; vx += 2) {
+        for (int64_t vy = -2; vy <= 6; vy += 3) {
+          const std::map<const VarNode*, int64_t> env{{x.get(), vx}, {y.get(), vy}};
+          Env ref_env(env.begin(), env.end());
+          const std::optional<int64_t> got = eval_int(e, env);
+          ASSERT_TRUE(got.has_value()) << to_text(e) << " at x=" << vx << " y=" << vy;
+          ASSERT_EQ(*got, eval_expr(e, ref_env)) << to_text(e) << " at x=" << vx << " y=" << vy;
+          std::map<Var, Expr, VarLess> sub{{x, Expr(static_cast<int>(vx))}, {y, Expr(static_cast<int>(vy))}};
+          ASSERT_EQ(got, as_const(substitute(e, sub))) << to_text(e);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 300 * 5 * 3);
+  const std::map<const VarNode*, int64_t> env{{x.get(), 0}};
+  EXPECT_EQ(eval_int(x + y, env), std::nullopt);                    // y unbound
+  EXPECT_EQ(eval_int(floordiv(Expr(7), x), env), std::nullopt);     // by zero
+  EXPECT_EQ(eval_int(Expr(2147483647) + Expr(1), env), std::nullopt);  // int32 overflow
+  EXPECT_EQ(eval_int(select(eq(x, 0), Expr(3), floordiv(Expr(1), x)), env), 3);  // the branch taken
+  EXPECT_EQ(eval_int(call(DataType::int32(), "f", {x}), env), std::nullopt);
 }
 
 TEST(ArithProperty, RandomConditionsAgreeWithReference) {

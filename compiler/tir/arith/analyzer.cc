@@ -56,6 +56,111 @@ std::optional<int64_t> as_const(const Expr& e) {
   return std::nullopt;
 }
 
+std::optional<int64_t> eval_int(const Expr& e, const std::map<const VarNode*, int64_t>& env) {
+  const DataType t = e.dtype();
+  if (!t.is_scalar() || !(t.is_integer() || t.is_bool())) return std::nullopt;
+  auto in_type = [&](std::optional<int64_t> v) -> std::optional<int64_t> {
+    if (v && (*v < t.min_value() || *v > t.max_value())) return std::nullopt;
+    return v;
+  };
+  switch (e.kind()) {
+    case ExprKind::kIntImm:
+      return e.as<IntImmNode>()->value;
+    case ExprKind::kVar: {
+      auto it = env.find(e.as<VarNode>());
+      if (it == env.end()) return std::nullopt;
+      return in_type(it->second);
+    }
+    case ExprKind::kNot: {
+      const std::optional<int64_t> a = eval_int(e.as<NotNode>()->a, env);
+      if (!a) return std::nullopt;
+      return *a == 0 ? 1 : 0;
+    }
+    case ExprKind::kSelect: {
+      const auto* op = e.as<SelectNode>();
+      const std::optional<int64_t> c = eval_int(op->cond, env);
+      if (!c) return std::nullopt;
+      return in_type(eval_int(*c != 0 ? op->true_value : op->false_value, env));
+    }
+    case ExprKind::kCast: {
+      const auto* op = e.as<CastNode>();
+      const DataType from = op->value.dtype();
+      if (!from.is_scalar() || !(from.is_integer() || from.is_bool())) return std::nullopt;
+      return in_type(eval_int(op->value, env));  // a cast that would wrap: not folded
+    }
+    default:
+      break;
+  }
+  if (!is_binary(e.kind())) return std::nullopt;
+  const BinaryOperands ops = binary_operands(e);
+  const std::optional<int64_t> a = eval_int(*ops.a, env);
+  if (!a) return std::nullopt;
+  // && and || decide on their first operand as the simplifier does on constants
+  if (e.kind() == ExprKind::kAnd && *a == 0) return 0;
+  if (e.kind() == ExprKind::kOr && *a != 0) return 1;
+  const std::optional<int64_t> b = eval_int(*ops.b, env);
+  if (!b) return std::nullopt;
+  const int64_t x = *a, y = *b;
+  int64_t r = 0;
+  switch (e.kind()) {
+    case ExprKind::kAdd:
+      if (__builtin_add_overflow(x, y, &r)) return std::nullopt;
+      break;
+    case ExprKind::kSub:
+      if (__builtin_sub_overflow(x, y, &r)) return std::nullopt;
+      break;
+    case ExprKind::kMul:
+      if (__builtin_mul_overflow(x, y, &r)) return std::nullopt;
+      break;
+    case ExprKind::kDiv:
+    case ExprKind::kMod:
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod: {
+      if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return std::nullopt;
+      const int64_t q = x / y, m = x % y;
+      const bool adjust = m != 0 && ((m < 0) != (y < 0));
+      if (e.kind() == ExprKind::kDiv) r = q;
+      if (e.kind() == ExprKind::kMod) r = m;
+      if (e.kind() == ExprKind::kFloorDiv) r = adjust ? q - 1 : q;
+      if (e.kind() == ExprKind::kFloorMod) r = adjust ? m + y : m;
+      break;
+    }
+    case ExprKind::kMin:
+      r = std::min(x, y);
+      break;
+    case ExprKind::kMax:
+      r = std::max(x, y);
+      break;
+    case ExprKind::kEQ:
+      r = x == y;
+      break;
+    case ExprKind::kNE:
+      r = x != y;
+      break;
+    case ExprKind::kLT:
+      r = x < y;
+      break;
+    case ExprKind::kLE:
+      r = x <= y;
+      break;
+    case ExprKind::kGT:
+      r = x > y;
+      break;
+    case ExprKind::kGE:
+      r = x >= y;
+      break;
+    case ExprKind::kAnd:
+      r = y != 0;
+      break;
+    case ExprKind::kOr:
+      r = y != 0;
+      break;
+    default:
+      return std::nullopt;
+  }
+  return in_type(r);
+}
+
 // ---- IntervalSet ----
 
 namespace {

@@ -106,4 +106,14 @@ std::optional<std::vector<Expr>> detect_linear_equation(const Expr& e, const std
 /// Integer value of `e` after simplification, if it is a constant.
 std::optional<int64_t> as_const(const Expr& e);
 
+/// The value of a scalar integer or bool expression with its variables bound to integers by
+/// `env` (keyed by VarNode), computed directly in int64 without building or simplifying any
+/// expression: immediates, variables in env, + - * (truncating) div and mod, floordiv,
+/// floormod, min, max, the comparisons, && || !, select (only the chosen branch is evaluated)
+/// and casts between integer types. nullopt, never a wrong value, for anything else: a
+/// variable not in env, a division or modulo by zero, a result outside its type's range
+/// (int64 overflow included), float, vector or handle types, loads, lets and calls; so
+/// whenever it returns a value, as_const(substitute(e, env)) is that value.
+std::optional<int64_t> eval_int(const Expr& e, const std::map<const VarNode*, int64_t>& env);
+
 }  // namespace tessel::tir::arith

@@ -81,6 +81,10 @@ class Emitter {
 
  private:
   int64_t eval(const Expr& e, const std::string& what) {
+    // the loops' values straight in int64 (an expression of unrolled loop variables, evaluated
+    // per iteration: building and simplifying the substituted expression was most of the pass);
+    // anything eval_int does not take goes the general way, for its value or its error
+    if (const std::optional<int64_t> fast = tir::arith::eval_int(e, ienv_)) return *fast;
     Expr v = env_.empty() ? e : tir::substitute(e, env_);
     const std::optional<int64_t> c = tir::arith::as_const(v);
     if (!c) throw_user_error("{} {} is not a constant after unrolling the loops", what, tir::to_text(e));
@@ -297,9 +301,9 @@ class Emitter {
           throw_user_error("loop '{}' is {}: emit_instructions unrolls serial and unrolled loops only", name,
                            tir::to_string(op->kind));
         }
-        Expr mn = env_.empty() ? op->min : tir::substitute(op->min, env_);
-        Expr ext = env_.empty() ? op->extent : tir::substitute(op->extent, env_);
-        const std::optional<int64_t> m = tir::arith::as_const(mn), e = tir::arith::as_const(ext);
+        std::optional<int64_t> m = tir::arith::eval_int(op->min, ienv_), e = tir::arith::eval_int(op->extent, ienv_);
+        if (!m) m = tir::arith::as_const(env_.empty() ? op->min : tir::substitute(op->min, env_));
+        if (!e) e = tir::arith::as_const(env_.empty() ? op->extent : tir::substitute(op->extent, env_));
         if (!m || !e) {
           throw_user_error(
               "loop '{}' has a non-constant range [{}, {} + {}): emit_instructions unrolls every loop "
@@ -308,17 +312,21 @@ class Emitter {
         }
         for (int64_t i = 0; i < *e; ++i) {
           env_[op->loop_var] = tir::int_imm(*m + i, op->loop_var.dtype());
+          ienv_[op->loop_var.get()] = *m + i;
           visit(op->body);
         }
         env_.erase(op->loop_var);
+        ienv_.erase(op->loop_var.get());
         return;
       }
       case tir::StmtKind::kLetStmt: {
         const auto* op = s.as<tir::LetStmtNode>();
-        env_[op->var] =
-            tir::int_imm(eval(op->value, fmt::format("value of let {}", op->var.name())), op->var.dtype());
+        const int64_t v = eval(op->value, fmt::format("value of let {}", op->var.name()));
+        env_[op->var] = tir::int_imm(v, op->var.dtype());
+        ienv_[op->var.get()] = v;
         visit(op->body);
         env_.erase(op->var);
+        ienv_.erase(op->var.get());
         return;
       }
       case tir::StmtKind::kIfThenElse: {
@@ -375,6 +383,7 @@ class Emitter {
   std::map<const tir::VarNode*, DramPlacement> dram_;
   std::map<const tir::VarNode*, tir::Buffer> buffers_;
   std::map<tir::Var, Expr, tir::VarLess> env_;
+  std::map<const tir::VarNode*, int64_t> ienv_;  ///< env_'s values as integers (eval_int)
   std::optional<Module> scope_;
   std::array<int64_t, 3> last_{};
   std::array<isa::DepFlags, 3> pending_{};

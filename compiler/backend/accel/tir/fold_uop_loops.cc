@@ -125,6 +125,174 @@ class Folder : public tir::IRMutator {
     out.push_back(u);
   }
 
+  /// A micro-op index as a linear form with constant coefficients: rows = base + sum over the
+  /// loop variables (the levels, then the unrolled loops around the call) of coef * variable.
+  struct LinearRow {
+    int64_t base = 0;
+    std::vector<int64_t> coef;
+  };
+  /// A statement of a kernel below its levels: a sequence, an unrolled loop or a micro-op call.
+  struct Node {
+    enum class Kind { kSeq, kLoop, kCall } kind = Kind::kCall;
+    std::vector<Node> children;  ///< kSeq: the statements; kLoop: the body
+    int64_t min = 0, extent = 0, var = 0;  ///< kLoop: the range and its variable's index
+    size_t leaf = 0;             ///< kCall: the index into the leaves
+  };
+  struct Leaf {
+    const tir::CallNode* call = nullptr;
+    Stmt stmt;
+    std::array<LinearRow, 3> row;
+  };
+
+  /// The row of index `which` of `call` as a LinearRow over `vars`, or nullopt when it is not
+  /// one (not linear, a coefficient or base that is not a constant or not a whole row, a buffer
+  /// that is not an allocated scratchpad of the right scope: fold_kernel's general path then
+  /// gives the result or the error).
+  std::optional<LinearRow> linear_row(const Expr& e, bool gemm, int which, const std::vector<tir::Var>& vars) {
+    Expr offset = e;
+    int64_t row0 = 0, per = 1;
+    if (const std::optional<AccessPtr> ap = as_access_ptr(e)) {
+      auto it = placements_.find(ap->data);
+      if (it == placements_.end()) return std::nullopt;
+      const tir::MemScope want = which == 0   ? tir::MemScope::kAcc
+                                 : which == 2 ? tir::MemScope::kWgt
+                                 : gemm       ? tir::MemScope::kInp
+                                              : tir::MemScope::kAcc;
+      if (it->second.buffer->scope != want) return std::nullopt;
+      row0 = it->second.row;
+      per = ta::row_elems(cfg_, it->second.buffer);
+      offset = ap->offset;
+    }
+    const auto coefs = tir::arith::detect_linear_equation(offset, vars);
+    if (!coefs) return std::nullopt;
+    LinearRow r;
+    for (size_t v = 0; v <= vars.size(); ++v) {
+      const std::optional<int64_t> c = tir::arith::as_const((*coefs)[v]);
+      if (!c || *c % per != 0) return std::nullopt;
+      if (v < vars.size()) {
+        r.coef.push_back(*c / per);
+      } else {
+        r.base = row0 + *c / per;
+      }
+    }
+    return r;
+  }
+
+  /// The tree of `s` (below the levels) with its calls as leaves; false when `s` holds anything
+  /// the fast fold does not take.
+  bool build_tree(const Stmt& s, bool gemm, std::vector<tir::Var>& vars, Node& node, std::vector<Leaf>& leaves) {
+    if (const auto* seq = s.as<tir::SeqStmtNode>()) {
+      node.kind = Node::Kind::kSeq;
+      for (const Stmt& c : seq->seq) {
+        node.children.emplace_back();
+        if (!build_tree(c, gemm, vars, node.children.back(), leaves)) return false;
+      }
+      return true;
+    }
+    if (const auto* loop = s.as<tir::ForNode>()) {
+      const std::optional<int64_t> mn = tir::arith::as_const(loop->min);
+      const std::optional<int64_t> ext = tir::arith::as_const(loop->extent);
+      if (!mn || !ext) return false;
+      node.kind = Node::Kind::kLoop;
+      node.min = *mn;
+      node.extent = *ext;
+      node.var = static_cast<int64_t>(vars.size());
+      vars.push_back(loop->loop_var);
+      node.children.emplace_back();
+      const bool ok = build_tree(loop->body, gemm, vars, node.children.back(), leaves);
+      vars.pop_back();
+      return ok;
+    }
+    const tir::CallNode* call = evaluated_call(s);
+    if (!call || call->op != (gemm ? ta::kGemmUop : ta::kAluUop) || call->args.size() != (gemm ? 4u : 5u)) {
+      return false;
+    }
+    Leaf leaf;
+    leaf.call = call;
+    leaf.stmt = s;
+    for (int k = 0; k < 3; ++k) {
+      if (!gemm && k == 2) {
+        leaf.row[2].coef.assign(vars.size(), 0);
+        continue;
+      }
+      const Expr& e = gemm ? call->args[static_cast<size_t>(k) + 1] : call->args[static_cast<size_t>(k) + 3];
+      std::optional<LinearRow> r = linear_row(e, gemm, k, vars);
+      if (!r) return false;
+      leaf.row[static_cast<size_t>(k)] = std::move(*r);
+    }
+    node.kind = Node::Kind::kCall;
+    node.leaf = leaves.size();
+    leaves.push_back(std::move(leaf));
+    return true;
+  }
+
+  /// The micro-ops of `node` in unrolled order, each index's base a constant row: `values` holds
+  /// the levels' minimums, then the unrolled loops' current values.
+  void enumerate(const Node& node, const std::vector<Leaf>& leaves, size_t nlevels, std::vector<int64_t>& values,
+                 std::vector<UopCall>& calls, std::vector<std::array<std::array<int64_t, 2>, 3>>& steps,
+                 std::vector<std::array<Expr, 3>>& bases) {
+    switch (node.kind) {
+      case Node::Kind::kSeq:
+        for (const Node& c : node.children) enumerate(c, leaves, nlevels, values, calls, steps, bases);
+        return;
+      case Node::Kind::kLoop:
+        values.push_back(0);
+        for (int64_t i = 0; i < node.extent; ++i) {
+          values.back() = node.min + i;
+          enumerate(node.children.front(), leaves, nlevels, values, calls, steps, bases);
+        }
+        values.pop_back();
+        return;
+      case Node::Kind::kCall: {
+        const Leaf& leaf = leaves[node.leaf];
+        UopCall u;
+        u.stmt = leaf.stmt;
+        u.call = leaf.call;
+        std::array<std::array<int64_t, 2>, 3> st{};
+        std::array<Expr, 3> b;
+        for (size_t k = 0; k < 3; ++k) {
+          const LinearRow& r = leaf.row[k];
+          int64_t row = r.base;
+          for (size_t v = 0; v < r.coef.size(); ++v) row += r.coef[v] * values[v];
+          for (size_t l = 0; l < nlevels; ++l) st[k][l] = r.coef[l];
+          b[k] = tir::int_imm(row);
+          u.row[k] = b[k];
+        }
+        calls.push_back(std::move(u));
+        steps.push_back(st);
+        bases.push_back(std::move(b));
+        return;
+      }
+    }
+  }
+
+  /// The fast fold: every index a linear form with constant coefficients in the levels and the
+  /// unrolled loops, so each is analysed once per call site instead of once per micro-op after
+  /// substituting the unrolled values (the same rows: base + coefficients x values). false
+  /// (nothing written) when the kernel has any other form.
+  bool fold_linear(const Stmt& rest, bool gemm, const std::vector<const tir::ForNode*>& levels,
+                   std::vector<UopCall>& calls, std::vector<std::array<std::array<int64_t, 2>, 3>>& steps,
+                   std::vector<std::array<Expr, 3>>& bases) {
+    std::vector<tir::Var> vars;
+    std::vector<int64_t> values;
+    for (const tir::ForNode* l : levels) {
+      vars.push_back(l->loop_var);
+      values.push_back(*tir::arith::as_const(l->min));
+    }
+    Node root;
+    std::vector<Leaf> leaves;
+    if (!build_tree(rest, gemm, vars, root, leaves)) return false;
+    for (const Leaf& leaf : leaves) {
+      for (const LinearRow& r : leaf.row) {
+        for (size_t l = 0; l < levels.size(); ++l) {
+          if (r.coef[l] < 0) return false;  // the general path names it
+        }
+      }
+    }
+    enumerate(root, leaves, levels.size(), values, calls, steps, bases);
+    return true;
+  }
+
   Stmt fold_kernel(const Stmt& body, bool gemm) {
     // the iteration levels: the outermost loop and, if its body is a loop, that one
     std::vector<const tir::ForNode*> levels;
@@ -139,17 +307,21 @@ class Folder : public tir::IRMutator {
       rest = loop->body;
     }
     std::vector<UopCall> calls;
-    collect(rest, gemm, calls);
+    // per call and index (dst, src, wgt): the step per iteration of each level, and the base
+    // (min folded in: v = min + i)
+    std::vector<std::array<std::array<int64_t, 2>, 3>> steps;
+    std::vector<std::array<Expr, 3>> bases;
+    const bool linear = fold_linear(rest, gemm, levels, calls, steps, bases);
+    if (!linear) collect(rest, gemm, calls);
     if (calls.empty()) throw_user_error("{} holds no micro-op call", ta::kUopKernel);
     std::vector<tir::Var> vars;
     for (const tir::ForNode* l : levels) vars.push_back(l->loop_var);
-
-    // per call and index (dst, src, wgt): the step per iteration of each level, and the base
-    // (min folded in: v = min + i)
-    std::vector<std::array<std::array<int64_t, 2>, 3>> steps(calls.size());
-    std::vector<std::array<Expr, 3>> bases(calls.size());
+    if (!linear) {
+      steps.resize(calls.size());
+      bases.resize(calls.size());
+    }
     tir::arith::Analyzer az;
-    for (size_t u = 0; u < calls.size(); ++u) {
+    for (size_t u = 0; !linear && u < calls.size(); ++u) {
       for (int k = 0; k < 3; ++k) {
         const Expr& e = calls[u].row[static_cast<size_t>(k)];
         const auto coefs = tir::arith::detect_linear_equation(e, vars);
