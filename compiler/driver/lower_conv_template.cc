@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <climits>
 #include <optional>
@@ -179,7 +180,7 @@ struct FastModel {
     const int64_t oc_outer = pt.split("tile_oc")[0], chunks = pt.split("tile_ic")[0];
     const int64_t h_nthread = dense ? 1 : pt.knob("h_nthread");
     const int64_t nthread = pt.knob("oc_nthread") * h_nthread;
-    if (!topi::accel::threads_divide(pt) || !fits(pt)) return std::nullopt;
+    if (!topi::accel::threads_divide(pt, g.ocb, dense ? 0 : g.oh) || !fits(pt)) return std::nullopt;
     const double lat = static_cast<double>(cfg.dram_latency);
     const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
     const int64_t ae = cfg.acc_elem_bytes();
@@ -190,42 +191,59 @@ struct FastModel {
     int64_t tiles = 0, spatial = 1;  // tiles in all; spatial tiles per output-channel tile
     if (dense) {
       tiles = oc_outer;
-      inp_beats = static_cast<double>(g.nb * beats(tile_ic * ie));
+      // averages over the tiles, as conv2d's below
+      const double toc = static_cast<double>(g.ocb) / static_cast<double>(oc_outer);
+      const double tic = static_cast<double>(g.icb) / static_cast<double>(chunks);
+      auto fbeats = [&](double bytes) { return std::ceil(bytes / static_cast<double>(cfg.bus_bytes())); };
+      inp_beats = static_cast<double>(g.nb) * fbeats(tic * static_cast<double>(ie));
       inp_insns = 1;
-      wgt_beats = static_cast<double>(tile_oc * beats(tile_ic * we));
-      wgt_insns = static_cast<double>(tile_oc);
-      gemm = static_cast<double>(g.nb * tile_oc * tile_ic + 4 * tile_oc);
-      const int64_t elems = g.nb * tile_oc;
-      epilogue = static_cast<double>(elems + 4 + alu_steps * (elems + 4));
-      store_beats = static_cast<double>(g.nb * beats(tile_oc * oe));
+      wgt_beats = toc * fbeats(tic * static_cast<double>(we));
+      wgt_insns = toc;
+      gemm = static_cast<double>(g.nb) * toc * tic + 4 * toc;
+      const double elems = static_cast<double>(g.nb) * toc;
+      epilogue = elems + 4 + static_cast<double>(alu_steps) * (elems + 4);
+      store_beats = static_cast<double>(g.nb) * fbeats(toc * static_cast<double>(oe));
       store_insns = 1;
     } else {
       const int64_t tile_h = pt.split("tile_h")[1], tile_w = pt.split("tile_w")[1];
-      const int64_t win_h = (tile_h - 1) * g.sh + g.kh, win_w = (tile_w - 1) * g.sw + g.kw;
-      const int64_t rows = std::min(win_h, g.ih), cols = std::min(win_w, g.iw);
-      spatial = pt.split("tile_h")[0] * pt.split("tile_w")[0] / h_nthread;
-      tiles = g.nb * oc_outer * pt.split("tile_h")[0] * pt.split("tile_w")[0];
+      const int64_t ho = pt.split("tile_h")[0], wo = pt.split("tile_w")[0];
+      spatial = ho * wo / h_nthread;
+      tiles = g.nb * oc_outer * ho * wo;
+      // A split that does not divide (SplitPolicy::kBalanced) has a smaller last tile: the
+      // sizes below are the averages over the tiles (the GEMM work exact in total). A narrower
+      // last window than the buffer's (its rows further apart than the run copied) is one LOAD
+      // per row, and its tile's STOREs one per row (accel_tir inject_dma_copy).
+      const double th = static_cast<double>(g.oh) / static_cast<double>(ho);
+      const double tw = static_cast<double>(g.ow) / static_cast<double>(wo);
+      const double toc = static_cast<double>(g.ocb) / static_cast<double>(oc_outer);
+      const double tic = static_cast<double>(topi::const_shape(conv->w)[1]) / static_cast<double>(chunks);
+      const int64_t tail_w = g.ow - (wo - 1) * tile_w;
+      const double narrow = tail_w < tile_w ? 1.0 / static_cast<double>(wo) : 0.0;  // of the tiles
+      const double win_h = (th - 1) * static_cast<double>(g.sh) + static_cast<double>(g.kh);
+      const double win_w = (tw - 1) * static_cast<double>(g.sw) + static_cast<double>(g.kw);
+      const double rows = std::min(win_h, static_cast<double>(g.ih)), cols = std::min(win_w, static_cast<double>(g.iw));
       // the window's channel blocks (more than tile_ic when a tile spans several groups)
-      const int64_t win_blocks = topi::accel::conv2d_window_blocks(*conv, tile_oc, tile_ic);
-      inp_beats = static_cast<double>(win_blocks * rows * beats(cols * ie));
-      inp_insns = static_cast<double>(win_blocks);
-      wgt_beats = static_cast<double>(tile_oc * beats(tile_ic * g.kh * g.kw * we));
-      wgt_insns = static_cast<double>(tile_oc);
-      const int64_t elems = tile_oc * tile_h * tile_w;
-      gemm = static_cast<double>(elems * tile_ic * g.kh * g.kw + 4 * tile_oc * tile_ic * g.kh);
-      epilogue = static_cast<double>(elems + 4 + alu_steps * (elems + 4));
+      const double win_blocks = static_cast<double>(topi::accel::conv2d_window_blocks(*conv, tile_oc, tile_ic)) *
+                                tic / static_cast<double>(tile_ic);
+      auto fbeats = [&](double bytes) { return std::ceil(bytes / static_cast<double>(cfg.bus_bytes())); };
+      inp_beats = win_blocks * rows * fbeats(cols * static_cast<double>(ie));
+      inp_insns = win_blocks * ((1 - narrow) + narrow * rows);
+      wgt_beats = toc * fbeats(tic * static_cast<double>(g.kh * g.kw * we));
+      wgt_insns = toc;
+      const double elems = toc * th * tw;
+      gemm = elems * tic * static_cast<double>(g.kh * g.kw) + 4 * toc * tic * static_cast<double>(g.kh);
+      epilogue = elems + 4 + static_cast<double>(alu_steps) * (elems + 4);
       if (bufs.element > 0) {
         // the zero-point border's LOAD ACC, in the tiles whose windows reach into the padding
         // only (topi::accel::guard_zero_constant_tiles): on average over the tiles
-        const int64_t ho = pt.split("tile_h")[0], wo = pt.split("tile_w")[0];
         const int64_t interior = topi::accel::conv2d_interior_tiles(*conv, tile_h, tile_w);
         const double frac = static_cast<double>(ho * wo - interior) / static_cast<double>(ho * wo);
         // a border tile loads it straight into the accumulator in place of the reset
         // (topi::accel::init_accumulator_from_constants)
-        epilogue += frac * (lat + static_cast<double>(beats(elems * ae) - (elems + 4)));
+        epilogue += frac * (lat + fbeats(elems * static_cast<double>(ae)) - (elems + 4));
       }
-      store_beats = static_cast<double>(tile_oc * tile_h * beats(tile_w * oe));
-      store_insns = static_cast<double>(tile_oc);
+      store_beats = toc * th * fbeats(tw * static_cast<double>(oe));
+      store_insns = toc * ((1 - narrow) + narrow * th);
     }
     const int64_t per_thread = tiles / nthread;
     std::vector<double> buf_free(static_cast<size_t>(nthread), 0), acc_free(static_cast<size_t>(nthread), 0);

@@ -93,6 +93,18 @@ void pow2_tuples(int64_t extent, int64_t prod, int left, int64_t max_factor, std
   }
 }
 
+/// kBalanced with two outputs: every distinct inner size ceil(extent / k), k = 1 .. extent,
+/// with the outer size ceil(extent / inner).
+void balanced_tuples(int64_t extent, int64_t max_factor, std::vector<std::vector<int64_t>>& out) {
+  int64_t last = 0;
+  for (int64_t k = extent; k >= 1; --k) {  // inner sizes ascending
+    const int64_t inner = (extent + k - 1) / k;
+    if (inner == last || (max_factor > 0 && inner > max_factor)) continue;
+    last = inner;
+    out.push_back({(extent + inner - 1) / inner, inner});
+  }
+}
+
 }  // namespace
 
 void ConfigSpace::add(SubSpace s) {
@@ -109,7 +121,11 @@ void ConfigSpace::define_split(const std::string& name, int64_t extent, int num_
   if (max_factor < 0) throw_user_error("config space: split {} with max_factor {}; it must be 0 (none) or positive", name, max_factor);
   SubSpace s{name, KnobKind::kSplit, {}};
   std::vector<int64_t> cur;
+  if (policy == SplitPolicy::kBalanced && num_outputs != 2) {
+    throw_user_error("config space: split {} into {} parts: the balanced policy splits into 2", name, num_outputs);
+  }
   if (policy == SplitPolicy::kFactors) factor_tuples(extent, num_outputs - 1, max_factor, cur, s.entities);
+  else if (policy == SplitPolicy::kBalanced) balanced_tuples(extent, max_factor, s.entities);
   else pow2_tuples(extent, 1, num_outputs - 1, max_factor, cur, s.entities);
   std::sort(s.entities.begin(), s.entities.end());
   add(std::move(s));

@@ -4,8 +4,11 @@
 //  - split(name, extent, num_outputs, policy): the sizes of a multi-level split of an axis of
 //    `extent`, outermost first. kFactors: every tuple of positive divisors whose product is the
 //    extent; kPowerOfTwo: inner sizes powers of two with product <= extent, the outer size
-//    ceil(extent / product). `max_factor` (> 0) bounds the inner sizes. Entities in
-//    lexicographic order of the tuple.
+//    ceil(extent / product); kBalanced (two outputs only): every distinct inner size
+//    ceil(extent / k) for k = 1 .. extent (the divisors and the sizes that cut the extent into
+//    k tiles, the last one smaller: 112 gives 1, 2, ..., 10, 11, 12, 13, 14, 16, 19, 23, 28,
+//    38, 56, 112), the outer size ceil(extent / inner). `max_factor` (> 0) bounds the inner
+//    sizes. Entities in lexicographic order of the tuple.
 //  - knob(name, values): one of the given integers, in the given order.
 //  - reorder(name, num_axes, policy): a permutation of 0..num_axes-1: all of them in
 //    lexicographic order, the identity only, or the given candidates in order.
@@ -23,7 +26,7 @@
 
 namespace tessel::te {
 
-enum class SplitPolicy : uint8_t { kFactors, kPowerOfTwo };
+enum class SplitPolicy : uint8_t { kFactors, kPowerOfTwo, kBalanced };
 enum class ReorderPolicy : uint8_t { kAll, kIdentity, kCandidates };
 enum class KnobKind : uint8_t { kSplit, kKnob, kReorder };
 /// "split", "knob", "reorder".
@@ -69,8 +72,8 @@ class ConfigSpace {
   ConfigSpace(const ConfigSpace&) = delete;  // entities point into the sub-spaces
   ConfigSpace& operator=(const ConfigSpace&) = delete;
 
-  /// See the file comment. UserError when the name is taken, extent < 1, num_outputs < 1, or
-  /// max_factor < 0.
+  /// See the file comment. UserError when the name is taken, extent < 1, num_outputs < 1,
+  /// max_factor < 0, or kBalanced with num_outputs other than 2.
   void define_split(const std::string& name, int64_t extent, int num_outputs = 2,
                     SplitPolicy policy = SplitPolicy::kFactors, int64_t max_factor = 0);
   /// UserError when the name is taken or `values` is empty.

@@ -2,6 +2,7 @@
 // (first-defined fastest), JSON text both ways and the UserErrors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "compiler/te/config_space.h"
@@ -33,6 +34,25 @@ TEST(TeConfigSpace, SplitPowerOfTwo) {
   ConfigSpace cs;
   cs.define_split("t", 10, 2, SplitPolicy::kPowerOfTwo);
   EXPECT_EQ(cs.subspaces()[0].entities, (std::vector<V>{{2, 8}, {3, 4}, {5, 2}, {10, 1}}));
+}
+
+// kBalanced: the divisors and every size that cuts the extent into k tiles with a smaller
+// last one (each distinct ceil(extent / k)), outer = ceil(extent / inner); two outputs only.
+TEST(TeConfigSpace, SplitBalanced) {
+  ConfigSpace cs;
+  cs.define_split("t", 10, 2, SplitPolicy::kBalanced);
+  EXPECT_EQ(cs.subspaces()[0].entities, (std::vector<V>{{1, 10}, {2, 5}, {3, 4}, {4, 3}, {5, 2}, {10, 1}}));
+  cs.define_split("u", 112, 2, SplitPolicy::kBalanced);
+  std::vector<int64_t> inner;
+  for (const V& e : cs.subspaces()[1].entities) {
+    inner.push_back(e[1]);
+    EXPECT_EQ(e[0], (112 + e[1] - 1) / e[1]);
+  }
+  std::sort(inner.begin(), inner.end());
+  EXPECT_EQ(inner, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 19, 23, 28, 38, 56, 112}));
+  cs.define_split("v", 10, 2, SplitPolicy::kBalanced, 4);  // max_factor bounds the inner size
+  EXPECT_EQ(cs.subspaces()[2].entities, (std::vector<V>{{3, 4}, {4, 3}, {5, 2}, {10, 1}}));
+  EXPECT_THROW(cs.define_split("w", 10, 3, SplitPolicy::kBalanced), UserError);
 }
 
 TEST(TeConfigSpace, KnobsReordersAndNumbering) {

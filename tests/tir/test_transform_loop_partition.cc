@@ -105,6 +105,36 @@ TEST(TransformLoopPartition, BorderTilesBecomeTheirOwnLoops) {
   EXPECT_EQ(execute(after), execute(before));
 }
 
+// A clipped inner range (bound inference's min(f, E - io * f) for a split that does not
+// divide): the last tile is peeled off, every piece with a constant extent; the same stores.
+// A min that holds on the whole loop is no split point.
+TEST(TransformLoopPartition, ClippedRangesPeelTheLastTile) {
+  Buffer a("A", DataType::int32(), {100});
+  Var io("io"), ii("ii");
+  Stmt before = for_loop(io, 0, 13, ForKind::kSerial,
+                         for_loop(ii, 0, min(Expr(8), Expr(100) - io * 8), ForKind::kSerial,
+                                  buffer_store(a, io, {io * 8 + ii})));
+  Var io2("io"), ii2("ii"), ii3("ii");
+  Stmt expected = seq({for_loop(io2, 0, 12, ForKind::kSerial,
+                                for_loop(ii2, 0, 8, ForKind::kSerial, buffer_store(a, io2, {io2 * 8 + ii2}))),
+                       for_loop(ii3, 0, 4, ForKind::kSerial, buffer_store(a, 12, {ii3 + 96}))});
+  Stmt after = run(before);
+  expect_same_stmt(after, expected);
+  EXPECT_EQ(execute(after), execute(before));
+  // max: a range clipped from below (the first tile's window starting at a negative row)
+  Stmt lower = for_loop(io, 0, 5, ForKind::kSerial,
+                        for_loop(ii, max(Expr(0), Expr(1) - io * 4), Expr(4) - max(Expr(0), Expr(1) - io * 4),
+                                 ForKind::kSerial, buffer_store(a, io, {io * 4 + ii})));
+  Stmt lp = run(lower);
+  EXPECT_EQ(count_loops(lp), 3);  // io's first iteration peeled: its ii loop, then io and ii
+  EXPECT_EQ(execute(lp), execute(lower));
+  // min(8, 200 - io * 8) is 8 on all of io in [0, 13): nothing to peel
+  Stmt whole = for_loop(io, 0, 13, ForKind::kSerial,
+                        for_loop(ii, 0, min(Expr(8), Expr(200) - io * 8), ForKind::kSerial,
+                                 buffer_store(a, io, {io * 8 + ii})));
+  EXPECT_EQ(count_loops(run(whole)), 2);
+}
+
 TEST(TransformLoopPartition, LeavesSymbolicAndUnlikelyLoops) {
   Buffer a("A", DataType::int32(), {100});
   Var i("i"), n("n");

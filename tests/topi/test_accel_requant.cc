@@ -79,8 +79,12 @@ struct EveryPointResult {
   int ran = 0;
   std::vector<ChannelConstant::Kind> kinds;
   int64_t channel_rows = 0;  ///< the rows (fields) of the per-channel constant, 0 for none
+  int ragged = 0;            ///< points run with a smaller last tile on some split
 };
-EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed) {
+/// Under `policy` (kFactors: the divisor tiles only), every `stride`-th point.
+EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed,
+                                               te::SplitPolicy policy = te::SplitPolicy::kFactors,
+                                               int64_t stride = 1) {
   const isa::HwConfig hw;
   std::mt19937 rng(seed);
   const int64_t bi = hw.block_in(), bo = hw.block_out();
@@ -133,7 +137,7 @@ EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed) {
     dl.bias = bias_p;
     dl.x_zero_point = q.zx;
     dl.w_values = wp;
-    dense_config_space(dl, space);
+    dense_config_space(dl, space, policy);
   } else {
     cl.x = te::placeholder(S({1, icb, q.ih, q.iw, 1, bi}), DataType::int8(), "x");
     cl.w = te::placeholder(S({ocb, icb, q.kh, q.kw, bo, bi}), DataType::int8(), "w");
@@ -147,13 +151,19 @@ EveryPointResult every_point_matches_reference(const QLayer& q, uint32_t seed) {
     cl.bias = bias_p;
     cl.x_zero_point = q.zx;
     cl.w_values = wp;
-    conv2d_config_space(cl, space);
+    conv2d_config_space(cl, space, policy);
   }
   EveryPointResult r;
-  for (int64_t i = 0; i < space.size(); ++i) {
+  for (int64_t i = 0; i < space.size(); i += stride) {
     const te::ConfigEntity cfg = space.get(i);
-    if (!threads_divide(cfg)) continue;
+    if (!threads_divide(cfg, ocb, q.dense ? 0 : oh)) continue;
     const ScheduledOp op = q.dense ? schedule_dense(dl, hw, cfg) : schedule_conv2d(cl, hw, cfg);
+    bool ragged = false;
+    for (const auto& [split, extent] : std::vector<std::pair<std::string, int64_t>>{
+             {"tile_oc", ocb}, {"tile_ic", icb}, {"tile_h", q.dense ? 0 : oh}, {"tile_w", q.dense ? 0 : ow}}) {
+      if (extent > 0) ragged = ragged || cfg.split(split)[0] * cfg.split(split)[1] != extent;
+    }
+    r.ragged += ragged;
     if (r.ran == 0) {
       for (const ChannelConstant& c : op.constants) {
         r.kinds.push_back(c.kind);
@@ -195,6 +205,44 @@ TEST(TopiAccelRequant, Conv3x3PaddedZeroPointEveryPoint) {
   // multiplier, round, shift and out_add stacked into one constant (four rows)
   EXPECT_EQ(r.kinds, (std::vector<Kind>{Kind::kElement, Kind::kUniform, Kind::kUniform, Kind::kChannel}));
   EXPECT_EQ(r.channel_rows, 4);
+}
+
+/// Tiles that do not divide (SplitPolicy::kBalanced: 3 output-channel blocks in tiles of 2, 5
+/// rows and 5 columns in tiles of 2 or 3): the last tile of each split is smaller, its loops
+/// clipped by bound inference and peeled off with constant extents by loop_partition (a
+/// narrower last window: one LOAD per row, a row wholly in the padding a pads-only LOAD); with
+/// per-channel wide requantisation, a zero point at the padding and virtual threads only over
+/// whole tiles; every point, bit-exact on the interpreter and fsim.
+TEST(TopiAccelRequant, SmallerLastTilesEveryPoint) {
+  QLayer q;
+  q.ic = 16;
+  q.ih = 5;
+  q.iw = 5;
+  q.oc = 36;
+  q.kh = q.kw = 3;
+  q.pt = q.pl = q.pb = q.pr = 1;
+  q.zx = 7;
+  const EveryPointResult r = every_point_matches_reference(q, 97, te::SplitPolicy::kBalanced);
+  // tile_oc 1, 2, 3 x tile_h 1, 2, 3, 5 x tile_w 1, 2, 3, 5 x tile_ic 1, with oc_nthread 2 only
+  // for tile_oc 1 (3 outer: odd, so never) and h_nthread 2 only for whole tiles with an even
+  // outer count (none of 5 rows): one thread, 3 x 4 x 4 points; all but the 2 x 2 x 2 with
+  // tile_oc 1 or 3 and tile_h, tile_w 1 or 5 have a smaller last tile
+  EXPECT_EQ(r.ran, 3 * 4 * 4);
+  EXPECT_EQ(r.ragged, 3 * 4 * 4 - 2 * 2 * 2);
+}
+
+/// Dense with a smaller last tile on both splits (5 output blocks, 3 K blocks; every point).
+TEST(TopiAccelRequant, DenseSmallerLastTilesEveryPoint) {
+  QLayer q;
+  q.ic = 48;
+  q.oc = 80;
+  q.zx = -3;
+  q.dense = true;
+  const EveryPointResult r = every_point_matches_reference(q, 101, te::SplitPolicy::kBalanced);
+  // tile_oc 1, 2, 3, 5 (oc_nthread 2: whole tiles with an even count: none of 5 blocks) x
+  // tile_ic 1, 2, 3, each with oc_nthread 1 or 2
+  EXPECT_EQ(r.ran, 4 * 3);
+  EXPECT_EQ(r.ragged, 3 * 3 - 1);
 }
 
 /// Stride 2 with asymmetric padding (none on the left: the window still reaches the right

@@ -242,11 +242,11 @@ TEST(TopiAccelSchedule, Conv2dEveryPointMatchesQconv2d) {
   runtime::cpu::pack_nchwnc(x8.data(), 1, ic, 5, 4, 1, 16, xp.data());
   runtime::cpu::pack_nchwnc(w8.data(), oc, ic, 3, 3, 16, 16, wp.data());
   te::ConfigSpace space;
-  conv2d_config_space(l, space);
+  conv2d_config_space(l, space, te::SplitPolicy::kFactors);
   int ran = 0;
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
-    if (!threads_divide(cfg)) continue;
+    if (!threads_divide(cfg, 2, p.oh())) continue;
     const auto got = testing::to<int8_t>(run_instance(hw, schedule_conv2d(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, oc, p.oh(), p.ow(), 1, 16, unpacked.data());
@@ -292,11 +292,11 @@ TEST_P(DenseEveryPoint, MatchesQconv2d) {
   runtime::cpu::pack_nchwnc(x8.data(), 1, k, 1, 1, 1, 16, xp.data());
   runtime::cpu::pack_nchwnc(w8.data(), n, k, 1, 1, 16, 16, wp.data());
   te::ConfigSpace space;
-  dense_config_space(l, space);
+  dense_config_space(l, space, te::SplitPolicy::kFactors);
   int ran = 0;
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
-    if (!threads_divide(cfg)) continue;
+    if (!threads_divide(cfg, 4)) continue;
     const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, n, 1, 1, 1, 16, unpacked.data());

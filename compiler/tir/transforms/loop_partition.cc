@@ -27,7 +27,8 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
-// A chosen split: the If to remove and the iterations [lo, hi] where its condition holds.
+// A chosen split: the If to remove (none for a clipped range: the pieces' simplification
+// decides the min/max) and the iterations [lo, hi] where its condition holds.
 struct Split {
   const IfThenElseNode* branch = nullptr;
   int64_t lo = 0, hi = 0;
@@ -44,6 +45,10 @@ class SplitFinder {
     switch (s.kind()) {
       case StmtKind::kFor: {
         const auto* f = s.as<ForNode>();
+        // a clipped range (a tile's last, smaller piece: extent min(f, E - i * f)) is decided
+        // by a min/max whose operands compare linearly in var_
+        if (auto r = try_clip(f->min)) return r;
+        if (auto r = try_clip(f->extent)) return r;
         return with_fact(an_, f->loop_var, Range{f->min, f->extent}, [&] { return find(f->body); });
       }
       case StmtKind::kIfThenElse: {
@@ -73,7 +78,37 @@ class SplitFinder {
   std::optional<Split> try_branch(const IfThenElseNode* op) {
     const auto* call = op->cond.as<CallNode>();
     if (!call || call->op != intrin::kLikely || call->args.size() != 1) return std::nullopt;
-    Expr c = an_.simplify(call->args[0]);
+    std::optional<Split> r = try_cond(call->args[0]);
+    if (r) r->branch = op;
+    return r;
+  }
+
+  /// The first min(a, b) (a <= b decides it) or max(a, b) (a >= b) in `e`, outermost first,
+  /// whose condition holds on a proper sub-range of the loop: splitting there lets each piece's
+  /// simplification fold it (a sub-range that is the whole loop would not shrink anything).
+  std::optional<Split> try_clip(const Expr& e) {
+    if (!e.defined() || !e.dtype().is_int() || !e.dtype().is_scalar()) return std::nullopt;
+    if (e.kind() == ExprKind::kMin || e.kind() == ExprKind::kMax) {
+      const BinaryOperands ops = binary_operands(e);
+      const Expr c = e.kind() == ExprKind::kMin ? (*ops.a <= *ops.b) : (*ops.a >= *ops.b);
+      if (std::optional<Split> r = try_cond(c); r && (r->lo > m_ || r->hi < last_)) return r;
+      // the other operand's side: where the min is b (the max is b)
+      const Expr d = e.kind() == ExprKind::kMin ? (*ops.b <= *ops.a) : (*ops.b >= *ops.a);
+      if (std::optional<Split> r = try_cond(d); r && (r->lo > m_ || r->hi < last_)) return r;
+    }
+    if (is_binary(e.kind())) {
+      const BinaryOperands ops = binary_operands(e);
+      if (auto r = try_clip(*ops.a)) return r;
+      return try_clip(*ops.b);
+    }
+    if (const auto* c = e.as<CastNode>()) return try_clip(c->value);
+    return std::nullopt;
+  }
+
+  /// The iterations [lo, hi] of the loop where the comparison `cond` (linear in var_ with a
+  /// constant coefficient) provably holds, or nullopt.
+  std::optional<Split> try_cond(const Expr& cond) {
+    Expr c = an_.simplify(cond);
     ExprKind k = c.kind();
     if (k != ExprKind::kLT && k != ExprKind::kLE && k != ExprKind::kGT && k != ExprKind::kGE) return std::nullopt;
     auto ops = binary_operands(c);
@@ -94,7 +129,7 @@ class SplitFinder {
     if (i_below) hi = std::min(hi, floor_div(K, *a));
     else lo = std::max(lo, ceil_div(K, *a));
     if (lo > hi) return std::nullopt;
-    return Split{op, lo, hi};
+    return Split{nullptr, lo, hi};
   }
 
   Analyzer& an_;
@@ -149,7 +184,7 @@ class Partitioner : public IRMutator {
       pieces.push_back(mutate_stmt(simplify(loop, an_)));
     };
     piece(*m, split->lo - 1, op->body, true);
-    piece(split->lo, split->hi, TakeThen(split->branch).mutate_stmt(op->body), false);
+    piece(split->lo, split->hi, split->branch ? TakeThen(split->branch).mutate_stmt(op->body) : op->body, false);
     piece(split->hi + 1, last, op->body, true);
     std::vector<Stmt> kept;
     for (Stmt& s : pieces) {

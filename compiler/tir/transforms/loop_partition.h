@@ -6,7 +6,11 @@
 //   for i in [m, L): body          (prologue: cond may be false)
 //   for i in [L, H]: body with the if replaced by A   (cond provably true)
 //   for i in (H, m + e): body      (epilogue)
-// Empty pieces are dropped; each piece is simplified (transforms/simplify.h), so a one-iteration
+// The same split is made at a min(a, b) or max(a, b) in the range of a loop inside (a tile's
+// clipped extent min(f, E - i * f), as bound inference leaves it for a split that does not
+// divide: the last tile is smaller) when a <= b (a >= b for max), or b <= a, is such a
+// comparison and holds on a proper sub-range of the loop: every piece then simplifies the min
+// away (the last tile's loops get constant extents). Empty pieces are dropped; each piece is simplified (transforms/simplify.h), so a one-iteration
 // piece loses its loop and branches decided by the piece's range disappear, and is partitioned
 // again (border tiles of nested loops become their own loops). The prologue and epilogue get
 // fresh loop variables (the IR stays single-assignment). Loops with non-constant min or extent,

@@ -9,6 +9,7 @@
 #include "compiler/target/accel_intrin.h"
 #include "compiler/te/lower.h"
 #include "compiler/tir/functor.h"
+#include "compiler/tir/transforms/loop_partition.h"
 #include "compiler/tir/util.h"
 #include "compiler/topi/accel/schedule.h"
 
@@ -617,8 +618,10 @@ tir::PrimFunc init_accumulator_from_constants(const tir::PrimFunc& f) {
 }
 
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name) {
-  return mark_gemm_kernels(init_accumulator_from_constants(
-      guard_zero_constant_tiles(alu_in_place(te::lower(op.schedule, op.args, name)), op.constants)));
+  // a split that does not divide leaves the last tile's loops clipped (min extents):
+  // loop_partition peels those tiles off with constant extents
+  return mark_gemm_kernels(tir::transforms::loop_partition(init_accumulator_from_constants(
+      guard_zero_constant_tiles(alu_in_place(te::lower(op.schedule, op.args, name)), op.constants))));
 }
 
 }  // namespace tessel::topi::accel

@@ -271,9 +271,15 @@ AccBuffers dense_acc_buffers(const DenseLayer& layer) {
   return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
 }
 
-bool threads_divide(const te::ConfigEntity& cfg) {
-  if (cfg.split("tile_oc")[0] % cfg.knob("oc_nthread") != 0) return false;
-  return !cfg.has("h_nthread") || cfg.split("tile_h")[0] % cfg.knob("h_nthread") == 0;
+bool threads_divide(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows) {
+  // a split over threads must be whole tiles: each thread's loops the same (a smaller last
+  // tile of one thread would clip its loops by the thread's index)
+  auto ok = [&](const char* split, const char* knob, int64_t extent) {
+    const std::vector<int64_t>& f = cfg.split(split);
+    const int64_t n = cfg.knob(knob);
+    return f[0] % n == 0 && (n == 1 || f[0] * f[1] == extent);
+  };
+  return ok("tile_oc", "oc_nthread", oc_blocks) && (!cfg.has("h_nthread") || ok("tile_h", "h_nthread", out_rows));
 }
 
 int64_t conv2d_interior_tiles(const Conv2dLayer& layer, int64_t tile_h, int64_t tile_w) {
@@ -316,15 +322,15 @@ TileRows dense_tile_rows(const DenseLayer& layer, const AccBuffers& bufs, const 
   return r;
 }
 
-void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space) {
+void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space, te::SplitPolicy policy) {
   const std::vector<int64_t> xs = const_shape(layer.x), ws = const_shape(layer.w);
   const Conv2dAttrs& a = layer.attrs;
   const int64_t oh = conv_output_size("conv2d template", xs[2], a.pad_top, a.pad_bottom, ws[2], a.stride_h, a.dilation_h);
   const int64_t ow = conv_output_size("conv2d template", xs[3], a.pad_left, a.pad_right, ws[3], a.stride_w, a.dilation_w);
-  space.define_split("tile_oc", ws[0]);
-  space.define_split("tile_h", oh);
-  space.define_split("tile_w", ow);
-  space.define_split("tile_ic", ws[1]);  // the input blocks of a group (all of them with groups 1)
+  space.define_split("tile_oc", ws[0], 2, policy);
+  space.define_split("tile_h", oh, 2, policy);
+  space.define_split("tile_w", ow, 2, policy);
+  space.define_split("tile_ic", ws[1], 2, policy);  // the input blocks of a group (all of them with groups 1)
   space.define_knob("oc_nthread", {1, 2});
   space.define_knob("h_nthread", {1, 2});
 }
@@ -346,6 +352,18 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   if (h_outer % h_nthread != 0) {
     throw_user_error("{}: knob h_nthread={} does not divide the {} outer row iterations (tile_h={})", what, h_nthread,
                      h_outer, tile_h);
+  }
+  {
+    const std::vector<int64_t> xs = const_shape(layer.x);
+    const int64_t oh = conv_output_size(what, xs[2], a.pad_top, a.pad_bottom, ws[2], a.stride_h, a.dilation_h);
+    if (nthread > 1 && oc_outer * tile_oc != ws[0]) {
+      throw_user_error("{}: knob oc_nthread={} needs whole tiles: tile_oc={} does not divide the {} channel blocks",
+                       what, nthread, tile_oc, ws[0]);
+    }
+    if (h_nthread > 1 && h_outer * tile_h != oh) {
+      throw_user_error("{}: knob h_nthread={} needs whole tiles: tile_h={} does not divide the {} output rows", what,
+                       h_nthread, tile_h, oh);
+    }
   }
   const Folded folded = fold_addends(what, layer.x, layer.w, &a, layer.rq, layer.bias, layer.x_zero_point,
                                      layer.w_values, conv2d_interior_tiles(layer, tile_h, tile_w) == 0);
@@ -457,9 +475,9 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   return {s, args, rq.out, rq.constants};
 }
 
-void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space) {
-  space.define_split("tile_oc", const_shape(layer.w)[0]);
-  space.define_split("tile_ic", const_shape(layer.x)[1]);
+void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space, te::SplitPolicy policy) {
+  space.define_split("tile_oc", const_shape(layer.w)[0], 2, policy);
+  space.define_split("tile_ic", const_shape(layer.x)[1], 2, policy);
   space.define_knob("oc_nthread", {1, 2});
 }
 
@@ -474,6 +492,10 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   if (oc_outer % nthread != 0) {
     throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
                      nthread, oc_outer, tile_oc);
+  }
+  if (nthread > 1 && oc_outer * tile_oc != const_shape(layer.w)[0]) {
+    throw_user_error("{}: knob oc_nthread={} needs whole tiles: tile_oc={} does not divide the {} output blocks", what,
+                     nthread, tile_oc, const_shape(layer.w)[0]);
   }
   const Folded folded = fold_addends(what, layer.x, layer.w, nullptr, layer.rq, layer.bias, layer.x_zero_point,
                                      layer.w_values);

@@ -137,7 +137,9 @@ tir::PrimFunc guard_zero_constant_tiles(const tir::PrimFunc& f, const std::vecto
 tir::PrimFunc init_accumulator_from_constants(const tir::PrimFunc& f);
 
 /// te::lower(op.schedule, op.args, name), alu_in_place, guard_zero_constant_tiles,
-/// init_accumulator_from_constants, then mark_gemm_kernels: the TIR the accelerator passes
+/// init_accumulator_from_constants, tir::transforms::loop_partition (a split that does not
+/// divide: the smaller last tile peeled off with constant extents; nothing otherwise), then
+/// mark_gemm_kernels: the TIR the accelerator passes
 /// (inject_dma_copy, inject_alu; the GEMM kernels are already formed) take.
 tir::PrimFunc lower_template(const ScheduledOp& op, const std::string& name);
 
@@ -166,12 +168,17 @@ struct Conv2dLayer {
 
 /// The knobs of the conv2d template: splits "tile_oc" (output-channel blocks), "tile_h" (output
 /// rows), "tile_w" (output columns) and "tile_ic" (input-channel blocks of a group: IC/BI/G),
-/// each [outer, inner]
-/// over the divisors of its extent (SplitPolicy::kFactors), and knobs "oc_nthread" and
+/// each [outer, inner] under `policy`: by default the divisors of its extent
+/// (SplitPolicy::kFactors); with SplitPolicy::kBalanced also the sizes whose last tile is
+/// smaller (bound inference clips that tile's loops, lower_template's loop_partition peels it
+/// off with constant extents; a narrower last window is one DMA per row; virtual threads only
+/// over whole tiles: threads_divide) - bit-exact, not yet the drivers' default (its points are
+/// slower to lower and the search's fast model ranks them poorly); and knobs "oc_nthread" and
 /// "h_nthread" in {1, 2} (virtual threads over the outer channel-block loop, over the outer row
 /// loop: threads over channels each load the input window, threads over rows each load the
 /// weights).
-void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space);
+void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space,
+                         te::SplitPolicy policy = te::SplitPolicy::kFactors);
 
 /// The conv2d template under `cfg` (a point of conv2d_config_space). UserError, before any
 /// scheduling, when the tile does not fit a scratchpad, naming the scope, the knobs deciding it
@@ -207,9 +214,11 @@ struct DenseLayer {
   int32_t x_zero_point = 0;
   std::vector<int8_t> w_values;
 };
-/// Knobs: splits "tile_oc" (output blocks) and "tile_ic" (K blocks), knob "oc_nthread" {1, 2}
+/// Knobs: splits "tile_oc" (output blocks) and "tile_ic" (K blocks) under `policy` (as
+/// conv2d_config_space), knob "oc_nthread" {1, 2}
 /// (cthread over the outer output-block loop: each thread its own input, weight and acc buffers).
-void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space);
+void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space,
+                        te::SplitPolicy policy = te::SplitPolicy::kFactors);
 /// The dense template (the conv2d template without rows and columns; the channel constants
 /// are loaded at the output-block tile loop). UserError as schedule_conv2d ("dense template:
 /// ..."; acc: oc_nthread x M/B x tile_oc x (1 + low limbs) rows, plus oc_nthread x tile_oc per
@@ -244,9 +253,11 @@ AccBuffers conv2d_acc_buffers(const Conv2dLayer& layer);
 TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, const te::ConfigEntity& cfg);
 /// Whether the point's virtual-thread knobs divide their loops: oc_nthread the outer
 /// output-channel-block count and, for conv2d (a point with knob "h_nthread"), h_nthread the
-/// outer row count. schedule_conv2d / schedule_dense refuse the other points with a UserError
-/// naming the knob; a tuner's screen calls this instead.
-bool threads_divide(const te::ConfigEntity& cfg);
+/// outer row count; and whether a split with more than one thread is whole tiles (tile_oc
+/// divides `oc_blocks`, tile_h divides `out_rows`: a smaller last tile, SplitPolicy::kBalanced,
+/// only where no thread splits the loop). schedule_conv2d / schedule_dense refuse the other
+/// points with a UserError naming the knob; a tuner's screen calls this instead.
+bool threads_divide(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows = 0);
 
 /// The input-channel blocks one tile's input window spans (per thread) for tiles of `tile_oc`
 /// output-channel blocks and chunks of `tile_ic` input blocks: tile_ic with groups 1; with G

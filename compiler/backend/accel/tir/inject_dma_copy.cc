@@ -189,7 +189,22 @@ class CopyLowering {
       }
       std::vector<Expr> terms;
       conjuncts(cond, terms);
-      for (const Expr& t : terms) pad_term(t, what, has_x, kx, has_y, ky, lo, hi);
+      // without a y group (the scratchpad's rows further apart than the run copied: a clipped
+      // last tile in a buffer of the full tile's shape) each row is its own DMA, and a bound on
+      // that loop (left around the DMA) decides whether the row is real or all padding: then
+      // the DMA is pads only (y_size 0, one pad row; no DRAM read, its DRAM start 0)
+      Expr row_valid;
+      for (const Expr& t : terms) {
+        if (!has_y && row_bound(t, outer, has_x ? gx.loops : std::vector<size_t>{})) {
+          row_valid = row_valid.defined() ? (row_valid && t) : t;
+          continue;
+        }
+        pad_term(t, what, has_x, kx, has_y, ky, lo, hi);
+      }
+      if (row_valid.defined()) {
+        hi[0] = tir::select(row_valid, hi[0], Expr(0));
+        delem = tir::select(row_valid, delem, Expr(0));
+      }
       for (int d = 0; d < 2; ++d) {
         lo[d] = az.simplify(tir::min(tir::max(lo[d], 0), ext_of[d]));
         hi[d] = az.simplify(tir::max(tir::min(hi[d], ext_of[d]), lo[d]));
@@ -220,6 +235,30 @@ class CopyLowering {
   }
 
  private:
+  /// Whether the bound `t` names exactly one loop of the nest, and it is one left around the
+  /// DMA: outside the element (index below `outer`) and not one of the x group's `x_loops`
+  /// (only asked when there is no y group).
+  bool row_bound(const Expr& t, size_t outer, const std::vector<size_t>& x_loops) {
+    if (!tir::is_comparison(t.kind()) || t.kind() == tir::ExprKind::kEQ || t.kind() == tir::ExprKind::kNE) return false;
+    const tir::BinaryOperands o = tir::binary_operands(t);
+    const auto lin = tir::arith::detect_linear_equation(*o.a - *o.b, loop_vars());
+    if (!lin) return false;
+    int used = 0;
+    size_t var = 0;
+    for (size_t k = 0; k + 1 < lin->size(); ++k) {
+      if (!tir::is_const_int((*lin)[k], 0)) {
+        ++used;
+        var = k;
+      }
+    }
+    return used == 1 && var < outer && std::find(x_loops.begin(), x_loops.end(), var) == x_loops.end();
+  }
+  std::vector<tir::Var> loop_vars() const {
+    std::vector<tir::Var> v;
+    for (const tir::ForNode* l : nest_.loops) v.push_back(l->loop_var);
+    return v;
+  }
+
   /// One bound of the pad condition: narrows lo/hi of the y or x loop.
   void pad_term(const Expr& t, const std::string& what, bool has_x, size_t kx, bool has_y, size_t ky, Expr* lo,
                 Expr* hi) {

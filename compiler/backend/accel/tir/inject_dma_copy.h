@@ -36,14 +36,19 @@ namespace tessel::compiler::accel_tir {
 /// positive multiple of the element within the 16-bit field); the groups outside those (or a
 /// group that can be neither, e.g. scratchpad rows in column-major order or DRAM rows walked
 /// backwards) stay loops around the DMA, one instruction per iteration, their variables in its
-/// addresses. So a schedule marks a copy stage's outermost loop and gets the fewest, largest
+/// addresses. Without a y group (a smaller last tile's window in a buffer of the full tile's
+/// shape: its rows further apart than the run copied), a bound on a loop left around the DMA
+/// decides per iteration whether the row is real or all padding: the DMA then has y_size =
+/// select(bound, 1, 0) with y_pad_1 the rest (a pads-only LOAD that writes its pad row and
+/// reads no DRAM; DRAM start 0). So a schedule marks a copy stage's outermost loop and gets the fewest, largest
 /// DMAs its layouts allow. The bases (which may use enclosing loop variables) must be multiples
 /// of the element size: the scratchpad row and the DRAM element of the memory type.
 /// Throws UserError naming the loop (or the buffers) and the reason for every other form: a
 /// body that is not one store, buffers of the wrong scopes or types, a non-constant loop, an
 /// index not linear in the loops or with a non-constant step, inner loops that do not walk one
 /// element, a condition that is not a bound of the DMA's row or column loop (a loop left around
-/// the DMA cannot pad), a constant pad over 15, pads on a WGT load or a store.
+/// the DMA cannot pad, except the row decision above), a constant pad over 15, pads on a WGT
+/// load or a store.
 tir::PrimFunc inject_dma_copy(const tir::PrimFunc& f, const isa::HwConfig& cfg);
 
 }  // namespace tessel::compiler::accel_tir
