@@ -82,6 +82,31 @@ TEST(DepTokens, WriteAfterReadOnlyWhenRegionsOverlap) {
   EXPECT_EQ(s[5].dep, flags(false, true, false, false));  // pops the compute token
 }
 
+// A pads-only LOAD (y_size 0, pad rows; inject_dma_copy's row wholly in the padding) writes its
+// pad rows: it overwrites rows a GEMM read and must wait for it (it once counted as no access,
+// and the verifier rejected the stream). x_size 0 is no access at all.
+TEST(DepTokens, PadsOnlyLoadWritesItsPadRows) {
+  Instruction pads = isa::make_mem(Opcode::kLoad, MemType::kInp, 8, 0, 0, 4, 4, 0, 1);  // row 8..11 zeros
+  ASSERT_EQ(pads.y_size, 0u);
+  ASSERT_EQ(pads.y_pad_1, 1u);
+  const std::vector<Access> a = compute_accesses({pads}, isa::HwConfig{}, kUops, 0);
+  ASSERT_EQ(a[0].writes.size(), 1u);
+  EXPECT_EQ(a[0].writes[0].lo, 8);
+  EXPECT_EQ(a[0].writes[0].hi, 11);
+  Instruction none = isa::make_mem(Opcode::kLoad, MemType::kInp, 8, 0, 1, 0, 0);
+  EXPECT_TRUE(compute_accesses({none}, isa::HwConfig{}, kUops, 0)[0].writes.empty());
+  std::vector<Instruction> s = {
+      load(MemType::kUop, 0, 0, 2),   // 0
+      load(MemType::kInp, 0, 0, 16),  // 1
+      load(MemType::kWgt, 0, 0, 1),   // 2
+      gemm(0, 1, 16),                 // 3 reads inp 0..15
+      pads,                           // 4 zeros inp 8..11: WAR
+  };
+  insert_dependency_tokens(s, isa::HwConfig{}, kUops, 0);
+  EXPECT_EQ(s[3].dep, flags(true, false, true, false));  // pops the load token, pushes to load
+  EXPECT_EQ(s[4].dep, flags(false, true, false, false));  // waits for the GEMM
+}
+
 TEST(DepTokens, ComputeWaitsForStoreBeforeReusingAccumulators) {
   std::vector<Instruction> s = {
       load(MemType::kUop, 0, 0, 2),  // 0

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "compiler/backend/accel/tir/inject_dma_copy.h"
+#include "compiler/tir/arith/analyzer.h"
 #include "compiler/tir/printer.h"
+#include "compiler/tir/util.h"
 #include "tests/accel_tir/accel_tir_test_util.h"
 #include "tests/tir/tir_test_util.h"
 
@@ -82,6 +84,46 @@ TEST(InjectDmaCopy, InpWgtLoadsAndStoreOfATile) {
   expect_golden("inject_dma_copy_tile.ir", tir::to_text(after));
   // nothing else changes: a second run finds no pragma
   EXPECT_TRUE(lower(after)->body.same_as(after->body));
+}
+
+// A window narrower than its buffer (a smaller last tile in a buffer of the full tile's shape:
+// rows 5 INP elements apart, 4 copied): no y group, so one LOAD per row with the row loop around
+// it; the bound on that row loop (the padding above the image) makes row 0 a pads-only LOAD
+// (y_size 0, one pad row, DRAM start 0) and rows 1..2 real ones (y_size 1); the column bound
+// stays the DMA's x pad.
+TEST(InjectDmaCopy, NarrowWindowRowsAreOneDmaEachAndPaddingRowsPadsOnly) {
+  Buffer x("x", DataType::int8(), {4, 6, 1, 16});             // 4 rows x 6 columns of INP elements
+  Buffer win("win", DataType::int8(), {3, 5, 1, 16}, MemScope::kInp);  // the full tile's window
+  Var y("y"), c("c"), bb("bb"), ii("ii");
+  const Expr in = (y >= 1) && (c >= 1);
+  Stmt body = pragma(loop(
+      y, 3,
+      loop(c, 4,
+           loop(bb, 1,
+                loop(ii, 16,
+                     tir::buffer_store(win, tir::select(in, tir::buffer_load(x, {y - 1, c - 1 + 2, bb, ii}),
+                                                        tir::make_const(DataType::int8(), 0)),
+                                       {y, c, bb, ii}))))));
+  const tir::PrimFunc after = lower(func({x}, {win}, body));
+  const tir::ForNode* row = nullptr;
+  const tir::CallNode* dma = nullptr;
+  tir::post_order_visit(after->body, [&](const Expr& e) {
+    if (const auto* call = e.as<tir::CallNode>(); call && call->op == ta::kDmaLoad) dma = call;
+  });
+  if (const auto* a = after->body.as<tir::AllocateNode>()) row = a->body.as<tir::ForNode>();
+  ASSERT_NE(row, nullptr) << tir::to_text(after);
+  ASSERT_NE(dma, nullptr) << tir::to_text(after);
+  EXPECT_EQ(row->loop_var.name(), "y");
+  for (int64_t v = 0; v < 3; ++v) {
+    const std::map<const tir::VarNode*, int64_t> env{{row->loop_var.get(), v}};
+    auto arg = [&](size_t k) { return tir::arith::eval_int(dma->args[k], env); };
+    EXPECT_EQ(arg(3), v == 0 ? 0 : 1) << "y_size at row " << v;    // pads only above the image
+    EXPECT_EQ(arg(4), 3) << "x_size";                               // 4 columns, the first a pad
+    EXPECT_EQ(arg(6), 0) << "y_pad_0";
+    EXPECT_EQ(arg(7), v == 0 ? 1 : 0) << "y_pad_1";
+    EXPECT_EQ(arg(8), 1) << "x_pad_0";
+    EXPECT_EQ(arg(9), 0) << "x_pad_1";
+  }
 }
 
 TEST(InjectDmaCopy, ElementShapeFollowsTheConfig) {

@@ -3,7 +3,9 @@
 // each instruction reads and writes rather than written by hand per operator.
 //
 // Algorithm: every instruction gets read/write regions (buffer + closed index interval, the hull of
-// its rectangle or loop nest; OUT is the ACC index space). For a consumer instruction i of module
+// its rectangle or loop nest; OUT is the ACC index space; a LOAD writes its pad rows and
+// columns too, so a pads-only LOAD, y_size 0 with pads, writes its pad rows, and x_size 0 is no
+// access). For a consumer instruction i of module
 // Q and each adjacent producer module P (load<->compute, compute<->store), j* = the latest
 // earlier P instruction that conflicts with i (RAW, WAR or WAW on an overlapping region). If j* is
 // later than the last P instruction Q already synchronised with, P pushes a token after j* and i
