@@ -90,18 +90,21 @@ TEST(TransformLoopPartition, ThreePiecesAndNegativeCoefficients) {
   EXPECT_EQ(execute(after), execute(before));
 }
 
+// 100 elements in tiles of 8, partitioned: 12 whole tiles, then the last one's 4 elements.
+Stmt twelve_tiles_and_the_last(const Buffer& a) {
+  Var io("io"), ii("ii"), ii2("ii");
+  return seq({for_loop(io, 0, 12, ForKind::kSerial, for_loop(ii, 0, 8, ForKind::kSerial, buffer_store(a, io, {io * 8 + ii}))),
+              for_loop(ii2, 0, 4, ForKind::kSerial, buffer_store(a, 12, {ii2 + 96}))});
+}
+
 TEST(TransformLoopPartition, BorderTilesBecomeTheirOwnLoops) {
   Buffer a("A", DataType::int32(), {100});
   Var io("io"), ii("ii");
   Stmt before = for_loop(io, 0, 13, ForKind::kSerial,
                          for_loop(ii, 0, 8, ForKind::kSerial,
                                   if_then_else(intrin::likely(io * 8 + ii < 100), buffer_store(a, io, {io * 8 + ii}))));
-  Var io2("io"), ii2("ii"), ii3("ii");
-  Stmt expected = seq({for_loop(io2, 0, 12, ForKind::kSerial,
-                                for_loop(ii2, 0, 8, ForKind::kSerial, buffer_store(a, io2, {io2 * 8 + ii2}))),
-                       for_loop(ii3, 0, 4, ForKind::kSerial, buffer_store(a, 12, {ii3 + 96}))});
   Stmt after = run(before);
-  expect_same_stmt(after, expected);
+  expect_same_stmt(after, twelve_tiles_and_the_last(a));
   EXPECT_EQ(execute(after), execute(before));
 }
 
@@ -114,12 +117,8 @@ TEST(TransformLoopPartition, ClippedRangesPeelTheLastTile) {
   Stmt before = for_loop(io, 0, 13, ForKind::kSerial,
                          for_loop(ii, 0, min(Expr(8), Expr(100) - io * 8), ForKind::kSerial,
                                   buffer_store(a, io, {io * 8 + ii})));
-  Var io2("io"), ii2("ii"), ii3("ii");
-  Stmt expected = seq({for_loop(io2, 0, 12, ForKind::kSerial,
-                                for_loop(ii2, 0, 8, ForKind::kSerial, buffer_store(a, io2, {io2 * 8 + ii2}))),
-                       for_loop(ii3, 0, 4, ForKind::kSerial, buffer_store(a, 12, {ii3 + 96}))});
   Stmt after = run(before);
-  expect_same_stmt(after, expected);
+  expect_same_stmt(after, twelve_tiles_and_the_last(a));
   EXPECT_EQ(execute(after), execute(before));
   // max: a range clipped from below (the first tile's window starting at a negative row)
   Stmt lower = for_loop(io, 0, 5, ForKind::kSerial,

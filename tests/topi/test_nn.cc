@@ -511,14 +511,33 @@ TEST(TopiRequant, OffsetAndRoundMergeWithNothingBetween) {
   }
 }
 
+/// A packed [1][3][2][4] accumulator with random values and a random per-channel chain whose
+/// acc_max is one wide value (beyond the 16-bit immediate).
+struct PackedCase {
+  static constexpr int64_t mb = 1, nb = 3, bb = 2, bo = 4;
+  te::Tensor acc;
+  Data av;
+  runtime::Requant rq;
+  RequantParams p;
+};
+PackedCase packed_case(uint32_t seed) {
+  std::mt19937 rng(seed);
+  PackedCase c;
+  c.acc = placeholder(S({c.mb, c.nb, c.bb, c.bo}), DataType::int32(), "acc");
+  c.av = random_data(rng, static_cast<size_t>(c.mb * c.nb * c.bb * c.bo), -2000000, 2000000);
+  c.rq = random_requant(rng, c.nb * c.bo, true, 1);
+  c.p = params_of(c.rq, c.nb * c.bo);
+  c.p.acc_max = {1 << 22};
+  return c;
+}
+
 TEST(TopiRequant, PackedChannelConstantsMatchTheFlatForm) {
-  std::mt19937 rng(83);
-  const int64_t mb = 1, nb = 3, bb = 2, bo = 4;
-  te::Tensor acc = placeholder(S({mb, nb, bb, bo}), DataType::int32(), "acc");
-  const Data av = random_data(rng, static_cast<size_t>(mb * nb * bb * bo), -2000000, 2000000);
-  const runtime::Requant rq = random_requant(rng, nb * bo, true, 1);
-  RequantParams p = params_of(rq, nb * bo);
-  p.acc_max = {1 << 22};  // a wide one-entry value
+  const PackedCase pk = packed_case(83);
+  const int64_t nb = pk.nb, bb = pk.bb, bo = pk.bo;
+  const te::Tensor& acc = pk.acc;
+  const Data& av = pk.av;
+  const runtime::Requant& rq = pk.rq;
+  const RequantParams& p = pk.p;
   const RequantOps flat = requantize(acc, p, true, "requant", ImmPolicy{16, 2});
   const RequantOps packed = requantize(acc, p, true, "requant", ImmPolicy{16, 2, true});
   ASSERT_EQ(flat.constants.size(), packed.constants.size());
@@ -566,13 +585,11 @@ TEST(TopiRequant, PackedChannelConstantsMatchTheFlatForm) {
 /// constant "requant.channel" (in chain order, where the first one was), its values the packed
 /// form's constants one after another; the wide one-entry value stays its own; the same results.
 TEST(TopiRequant, StackedChannelConstantsMatchThePackedForm) {
-  std::mt19937 rng(89);
-  const int64_t mb = 1, nb = 3, bb = 2, bo = 4;
-  te::Tensor acc = placeholder(S({mb, nb, bb, bo}), DataType::int32(), "acc");
-  const Data av = random_data(rng, static_cast<size_t>(mb * nb * bb * bo), -2000000, 2000000);
-  const runtime::Requant rq = random_requant(rng, nb * bo, true, 1);
-  RequantParams p = params_of(rq, nb * bo);
-  p.acc_max = {1 << 22};
+  const PackedCase pk = packed_case(89);
+  const int64_t nb = pk.nb, bb = pk.bb, bo = pk.bo;
+  const te::Tensor& acc = pk.acc;
+  const Data& av = pk.av;
+  const RequantParams& p = pk.p;
   const RequantOps packed = requantize(acc, p, true, "requant", ImmPolicy{16, 2, true});
   const RequantOps stacked = requantize(acc, p, true, "requant", ImmPolicy{16, 2, true, true});
   std::vector<int32_t> rows;
