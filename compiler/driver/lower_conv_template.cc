@@ -245,9 +245,24 @@ struct FastModel {
       store_beats = toc * th * fbeats(tw * static_cast<double>(oe));
       store_insns = toc * ((1 - narrow) + narrow * th);
     }
+    // the per-channel constants' LOAD ACC (compute module): once at the start (const_root) or
+    // per output-channel tile and thread, spread over that tile's spatial tiles
+    double cp0 = 0;
+    if (bufs.channel > 0) {
+      const double rows = static_cast<double>(bufs.channel) *
+                          (topi::accel::const_root(pt) ? static_cast<double>(g.ocb)
+                                                       : static_cast<double>(g.ocb) / static_cast<double>(oc_outer));
+      const double load = lat + std::ceil(rows * static_cast<double>(cfg.acc_elem_bytes()) /
+                                          static_cast<double>(cfg.bus_bytes()));
+      if (topi::accel::const_root(pt)) {
+        cp0 = load;
+      } else {
+        epilogue += load / static_cast<double>(spatial);
+      }
+    }
     const int64_t per_thread = tiles / nthread;
     std::vector<double> buf_free(static_cast<size_t>(nthread), 0), acc_free(static_cast<size_t>(nthread), 0);
-    double ld = 0, cp = 0, st = 0;
+    double ld = 0, cp = cp0, st = 0;
     std::vector<double> loaded(buf_free.size(), 0);
     for (int64_t j = 0; j < per_thread; ++j) {
       const bool weights = chunks > 1 || j % spatial == 0;

@@ -296,7 +296,7 @@ TEST_P(DenseEveryPoint, MatchesQconv2d) {
   int ran = 0;
   for (int64_t i = 0; i < space.size(); ++i) {
     const te::ConfigEntity cfg = space.get(i);
-    if (!threads_divide(cfg, 4)) continue;
+    if (!threads_divide(cfg, 4, 0)) continue;  // dense: no rows
     const auto got = testing::to<int8_t>(run_instance(hw, schedule_dense(l, hw, cfg), {testing::from(xp), testing::from(wp)}, cfg.to_json()));
     std::vector<int8_t> unpacked(want.size());
     runtime::cpu::unpack_nchwnc(got.data(), 1, n, 1, 1, 1, 16, unpacked.data());

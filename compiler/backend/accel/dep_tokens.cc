@@ -39,7 +39,7 @@ std::vector<Access> compute_accesses(const std::vector<isa::Instruction>& insns,
     switch (in.opcode) {
       case Opcode::kLoad: {
         // x_size 0: no effect; y_size 0 with pads: a pads-only LOAD, which writes its pad rows
-        // (isa/timing.h load_pad_elems)
+        // (isa/timing.h pad_elems)
         if (in.x_size == 0) break;
         const int64_t rows = int64_t{in.y_pad_0} + in.y_size + in.y_pad_1;
         const int64_t cols = int64_t{in.x_pad_0} + in.x_size + in.x_pad_1;

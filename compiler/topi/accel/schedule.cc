@@ -87,8 +87,9 @@ void check_rows(const std::string& what, const isa::HwConfig& hw, MemScope scope
 /// The requantisation stages into acc at `at` of the output stage, each an ALU nest. A step
 /// whose operand is a constant of `ops` reads it from acc: each constant is cache_read into
 /// local.acc_buffer once for all the steps that read it (pragma dma_copy) at the root for a
-/// kUniform one (one LOAD ACC for the whole kernel), at `chan_at` (the output-channel tile loop)
-/// for a kChannel one (with ImmPolicy::stack_channels one copy of every field's rows), at `at`
+/// kUniform one (one LOAD ACC for the whole kernel), at `chan_at` (the output-channel tile loop;
+/// undefined: at the root, every channel block once) for a kChannel one (with
+/// ImmPolicy::stack_channels one copy of every field's rows), at `at`
 /// (the tile, a 2-D copy per channel block: pragma at its row loop) for a kElement one.
 void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage& out, const IterVar& at,
                         const IterVar& chan_at) {
@@ -113,9 +114,9 @@ void schedule_alu_steps(te::Schedule& s, const RequantOps& ops, const te::Stage&
       case ChannelConstant::Kind::kUniform:
         break;
       case ChannelConstant::Kind::kChannel:
-        TESSEL_CHECK(chan_at.defined(), "constant {}: a per-channel constant without a channel tile loop",
-                     c.tensor.name());
-        sc.compute_at(out, chan_at);
+        // at the channel tile loop, or (chan_at undefined: knob const_root) every channel
+        // block's rows once at the root
+        if (chan_at.defined()) sc.compute_at(out, chan_at);
         break;
       case ChannelConstant::Kind::kElement:
         sc.compute_at(out, at);
@@ -235,6 +236,8 @@ void check_blocks(const std::string& what, const Tensor& t, size_t lane_dim_a, i
 
 }  // namespace
 
+bool const_root(const te::ConfigEntity& cfg) { return cfg.has("const_root") && cfg.knob("const_root") != 0; }
+
 AccBuffers conv2d_acc_buffers(const Conv2dLayer& layer) {
   const std::string what = "conv2d template";
   const Folded folded = fold_addends(what, layer.x, layer.w, &layer.attrs, layer.rq, layer.bias, layer.x_zero_point,
@@ -257,7 +260,8 @@ TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, cons
   TileRows r;
   r.inp = nthread * conv2d_window_blocks(layer, tile_oc, tile_ic) * win_h * win_w;
   r.wgt = nthread * tile_oc * tile_ic * ws[2] * ws[3];
-  r.acc = nthread * tile_oc * tile_h * tile_w * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel +
+  r.acc = nthread * tile_oc * tile_h * tile_w * (bufs.stages + bufs.element) +
+          (const_root(cfg) ? ws[0] : nthread * tile_oc) * bufs.channel +
           bufs.uniform;
   return r;
 }
@@ -318,7 +322,8 @@ TileRows dense_tile_rows(const DenseLayer& layer, const AccBuffers& bufs, const 
   TileRows r;
   r.inp = nthread * m_blocks * tile_ic;  // per thread (cthread)
   r.wgt = nthread * tile_oc * tile_ic;
-  r.acc = nthread * m_blocks * tile_oc * (bufs.stages + bufs.element) + nthread * tile_oc * bufs.channel + bufs.uniform;
+  r.acc = nthread * m_blocks * tile_oc * (bufs.stages + bufs.element) +
+          (const_root(cfg) ? const_shape(layer.w)[0] : nthread * tile_oc) * bufs.channel + bufs.uniform;
   return r;
 }
 
@@ -333,6 +338,7 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space, te::S
   space.define_split("tile_ic", ws[1], 2, policy);  // the input blocks of a group (all of them with groups 1)
   space.define_knob("oc_nthread", {1, 2});
   space.define_knob("h_nthread", {1, 2});
+  if (conv2d_acc_buffers(layer).channel > 0) space.define_knob("const_root", {0, 1});
 }
 
 ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
@@ -446,7 +452,7 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   // The tile's store from its first loop: inject_dma_copy makes it the fewest DMAs (one per
   // output-channel block of the tile, a single run when the tile is whole planes).
   out.pragma(bo_i, "dma_copy");
-  schedule_alu_steps(s, rq, out, x_o, chan_at);
+  schedule_alu_steps(s, rq, out, x_o, const_root(cfg) ? IterVar() : chan_at);
 
   te::Stage sc = s[acc_c];
   sc.compute_at(out, x_o);
@@ -479,6 +485,7 @@ void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space, te::Spl
   space.define_split("tile_oc", const_shape(layer.w)[0], 2, policy);
   space.define_split("tile_ic", const_shape(layer.x)[1], 2, policy);
   space.define_knob("oc_nthread", {1, 2});
+  if (dense_acc_buffers(layer).channel > 0) space.define_knob("const_root", {0, 1});
 }
 
 ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg) {
@@ -530,7 +537,7 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
     out.reorder({bn_o, ax[0], bn_i, ax[2], ax[3]});
   }
   out.pragma(ax[0], "dma_copy");
-  schedule_alu_steps(s, rq, out, at, at);
+  schedule_alu_steps(s, rq, out, at, const_root(cfg) ? IterVar() : at);
   te::Stage sc = s[acc_c];
   sc.compute_at(out, at);
   const std::vector<IterVar> cl = sc->leaf_iter_vars;  // bm, bn, b, o, rk, ri

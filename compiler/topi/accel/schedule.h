@@ -34,7 +34,8 @@
 //    [F][OC/BO][BATCH][BLOCK_OUT] (kChannel: every batch lane the channel's value), cache_read
 //    into local.acc_buffer at the output-channel tile loop (one 2-D LOAD ACC of F rows of the
 //    tile's tile_oc channel blocks, strided by OC/BO: DRAM_LATENCY once per channel tile and
-//    virtual thread, not once per field; reused by its every row, column and input chunk) and
+//    virtual thread, not once per field; reused by its every row, column and input chunk; with
+//    knob const_root 1 instead once at the root, every channel block, shared by the threads) and
 //    read as the vector operand, field k at row k * tile_oc, its row stepping with the channel
 //    block (ALU src factor 1 on that loop, 0 on the rows and columns).
 // Bias and input zero point (conv2d, dense; the layer's `bias`, `x_zero_point`, `w_values`): the
@@ -176,7 +177,10 @@ struct Conv2dLayer {
 /// slower to lower and the search's fast model ranks them poorly); and knobs "oc_nthread" and
 /// "h_nthread" in {1, 2} (virtual threads over the outer channel-block loop, over the outer row
 /// loop: threads over channels each load the input window, threads over rows each load the
-/// weights).
+/// weights); when the chain has per-channel constants, knob "const_root" in {0, 1} (0: each
+/// output-channel tile and thread loads its channel blocks' rows of them, 1: every channel
+/// block's rows are loaded once at the root, one LOAD ACC for the kernel, shared by the threads:
+/// F x OC/BO acc rows instead of T x F x tile_oc).
 void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space,
                          te::SplitPolicy policy = te::SplitPolicy::kFactors);
 
@@ -189,7 +193,8 @@ void conv2d_config_space(const Conv2dLayer& layer, te::ConfigSpace& space,
 ///   1: inp: T x tile_ic x window rows x window columns; wgt: T x tile_oc x tile_ic x KH x KW;
 ///   acc: T x tile_oc x tile_h x tile_w x (1 + low limbs): the buffers left after
 ///   alu_in_place, plus T x tile_oc x tile_h x tile_w for the zero-point border tensor, T x
-///   tile_oc per per-channel field and 1 per uniform constant; the parenthesis then names them:
+///   tile_oc per per-channel field (OC/BO with const_root) and 1 per uniform constant; the
+///   parenthesis then names them:
 ///   "(1 acc buffers, 1 zero-point init buffer, 2 channel constants, 1 uniform constants)");
 ///   also when oc_nthread does not divide the outer channel-block count or h_nthread the outer
 ///   row count.
@@ -215,14 +220,14 @@ struct DenseLayer {
   std::vector<int8_t> w_values;
 };
 /// Knobs: splits "tile_oc" (output blocks) and "tile_ic" (K blocks) under `policy` (as
-/// conv2d_config_space), knob "oc_nthread" {1, 2}
+/// conv2d_config_space), "const_root" as conv2d_config_space's, knob "oc_nthread" {1, 2}
 /// (cthread over the outer output-block loop: each thread its own input, weight and acc buffers).
 void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space,
                         te::SplitPolicy policy = te::SplitPolicy::kFactors);
 /// The dense template (the conv2d template without rows and columns; the channel constants
 /// are loaded at the output-block tile loop). UserError as schedule_conv2d ("dense template:
 /// ..."; acc: oc_nthread x M/B x tile_oc x (1 + low limbs) rows, plus oc_nthread x tile_oc per
-/// per-channel field and 1 per uniform constant). Arguments: x, w, the chain's constants, the
+/// per-channel field (N/BO with const_root) and 1 per uniform constant). Arguments: x, w, the chain's constants, the
 /// output.
 ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, const te::ConfigEntity& cfg);
 
@@ -255,9 +260,13 @@ TileRows conv2d_tile_rows(const Conv2dLayer& layer, const AccBuffers& bufs, cons
 /// output-channel-block count and, for conv2d (a point with knob "h_nthread"), h_nthread the
 /// outer row count; and whether a split with more than one thread is whole tiles (tile_oc
 /// divides `oc_blocks`, tile_h divides `out_rows`: a smaller last tile, SplitPolicy::kBalanced,
-/// only where no thread splits the loop). schedule_conv2d / schedule_dense refuse the other
+/// only where no thread splits the loop; `out_rows` is ignored for a point without "h_nthread",
+/// a dense one: pass 0). schedule_conv2d / schedule_dense refuse the other
 /// points with a UserError naming the knob; a tuner's screen calls this instead.
-bool threads_divide(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows = 0);
+bool threads_divide(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows);
+/// Whether the point loads the per-channel constants once at the root (knob "const_root" 1;
+/// false for a point without that knob: a chain without per-channel constants).
+bool const_root(const te::ConfigEntity& cfg);
 
 /// The input-channel blocks one tile's input window spans (per thread) for tiles of `tile_oc`
 /// output-channel blocks and chunks of `tile_ic` input blocks: tile_ic with groups 1; with G

@@ -222,6 +222,13 @@ class Emitter {
     const int64_t so = units(*sp, ta::row_elems(cfg_, s.buffer), s.buffer, "scratchpad", "row");
     const int64_t dof = units(*dp, ta::dram_unit_elems(cfg_, type, d.buffer), d.buffer, "dram",
                               isa::to_string(type));
+    if (load && x == 0 && (pad[0] || pad[1] || pad[2] || pad[3])) {
+      // x_size 0 makes a LOAD a no-op (isa/timing.h): its pads would not be written, and the
+      // scratchpad would keep stale values where zeros belong
+      throw_user_error("{}: a load of no columns (x_size 0) with pads {},{},{},{} writes no zeros: a rectangle wholly "
+                       "in the column padding cannot be one LOAD",
+                       call->op, pad[0], pad[1], pad[2], pad[3]);
+    }
     const int64_t rect = (int64_t{y} + pad[0] + pad[1]) * (int64_t{x} + pad[2] + pad[3]);
     if (so < 0 || so + rect > s.rows) {
       throw_user_error("{}: rows [{}, {}) leave buffer '{}' of {} rows", call->op, so, so + rect,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
@@ -206,6 +207,15 @@ class Folder : public tir::IRMutator {
     const tir::CallNode* call = evaluated_call(s);
     if (!call || call->op != (gemm ? ta::kGemmUop : ta::kAluUop) || call->args.size() != (gemm ? 4u : 5u)) {
       return false;
+    }
+    // the fast fold rewrites the index arguments only: any other argument (GEMM reset, ALU
+    // operation, immediate) that uses a loop variable goes the general way (substituted)
+    const std::vector<size_t> index_args = gemm ? std::vector<size_t>{1, 2, 3} : std::vector<size_t>{3, 4};
+    for (size_t a = 0; a < call->args.size(); ++a) {
+      if (std::find(index_args.begin(), index_args.end(), a) != index_args.end()) continue;
+      for (const tir::Var& v : vars) {
+        if (tir::uses_var(call->args[a], v)) return false;
+      }
     }
     Leaf leaf;
     leaf.call = call;

@@ -251,7 +251,9 @@ class CopyLowering {
         var = k;
       }
     }
-    return used == 1 && var < outer && std::find(x_loops.begin(), x_loops.end(), var) == x_loops.end();
+    // (an extent-1 loop is dropped, not left around the DMA)
+    return used == 1 && var < outer && std::find(x_loops.begin(), x_loops.end(), var) == x_loops.end() &&
+           !tir::is_const_int(nest_.loops[var]->extent, 1);
   }
   std::vector<tir::Var> loop_vars() const {
     std::vector<tir::Var> v;

@@ -40,7 +40,7 @@ namespace tessel::compiler::accel_tir {
 /// shape: its rows further apart than the run copied), a bound on a loop left around the DMA
 /// decides per iteration whether the row is real or all padding: the DMA then has y_size =
 /// select(bound, 1, 0) with y_pad_1 the rest (a pads-only LOAD that writes its pad row and
-/// reads no DRAM; DRAM start 0). So a schedule marks a copy stage's outermost loop and gets the fewest, largest
+/// reads no DRAM). So a schedule marks a copy stage's outermost loop and gets the fewest, largest
 /// DMAs its layouts allow. The bases (which may use enclosing loop variables) must be multiples
 /// of the element size: the scratchpad row and the DRAM element of the memory type.
 /// Throws UserError naming the loop (or the buffers) and the reason for every other form: a
