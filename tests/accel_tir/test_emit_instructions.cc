@@ -213,6 +213,14 @@ TEST(EmitInstructions, StatementsTheAcceleratorCannotRun) {
             "accel.dma_load: elements [4, 12) leave buffer 'a' of 8 INP elements");
   EXPECT_EQ(user_error([&] { build_accel_program(s.func(s.load(6, 0, 1, 4, 4)), cfg, s.segs); }),
             "accel.dma_load: rows [6, 10) leave buffer 'inp_buf' of 8 rows");
+  // a LOAD of no columns with pads: a no-op on the accelerator, so its zeros would never land
+  EXPECT_EQ(user_error([&] {
+              build_accel_program(s.func(ta::coproc_scope(Module::kLoad, ta::dma_load(cfg, MemType::kInp, s.inp, 0,
+                                                                                       s.a, 0, 1, 0, 1, 0, 0, 2, 0))),
+                                  cfg, s.segs);
+            }),
+            "accel.dma_load: a load of no columns (x_size 0) with pads 0,0,2,0 writes no zeros: a rectangle wholly in "
+            "the column padding cannot be one LOAD");
   // a written-token stream whose STORE reads ACC rows the GEMM writes without a token
   Stmt racy = tir::seq({s.reset(0, 8), s.store(0, 0, 1, 8, 8),
                         ta::coproc_scope(Module::kStore, ta::dep_push(Module::kStore, Module::kCompute)),

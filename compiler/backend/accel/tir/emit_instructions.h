@@ -33,7 +33,8 @@ namespace tessel::compiler::accel_tir {
 /// anything the accelerator cannot run (buffer stores, other calls, micro-op calls outside a
 /// kernel, an accelerator statement outside accel.coproc_scope or in the scope of another
 /// module), for a DMA whose scopes or memory type disagree with its buffers or whose rectangle
-/// leaves its buffer, for a missing SegmentSpec, and with the verifier's message.
+/// leaves its buffer, for a LOAD of no columns (x_size 0) with pads (a no-op: its zeros would
+/// never be written), for a missing SegmentSpec, and with the verifier's message.
 /// `explicit_tokens` (may be null) tells which token mode was used.
 isa::Program emit_instructions(const tir::PrimFunc& f, const isa::HwConfig& cfg,
                                const std::vector<SegmentSpec>& segments, bool* explicit_tokens = nullptr);
