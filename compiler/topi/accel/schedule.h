@@ -36,7 +36,8 @@
 //    tile's tile_oc channel blocks, strided by OC/BO: DRAM_LATENCY once per channel tile and
 //    virtual thread, not once per field; reused by its every row, column and input chunk; with
 //    knob const_root 1 instead once at the root, every channel block, shared by the threads) and
-//    read as the vector operand, field k at row k * tile_oc, its row stepping with the channel
+//    read as the vector operand, field k at row k * tile_oc + the tile's channel block (with
+//    const_root: row k * OC/BO + the global channel block), its row stepping with the channel
 //    block (ALU src factor 1 on that loop, 0 on the rows and columns).
 // Bias and input zero point (conv2d, dense; the layer's `bias`, `x_zero_point`, `w_values`): the
 // accumulator must be runtime/qnn.h's bias[o] + sum over the taps inside the input of (x - zx) *
@@ -225,7 +226,8 @@ struct DenseLayer {
 void dense_config_space(const DenseLayer& layer, te::ConfigSpace& space,
                         te::SplitPolicy policy = te::SplitPolicy::kFactors);
 /// The dense template (the conv2d template without rows and columns; the channel constants
-/// are loaded at the output-block tile loop). UserError as schedule_conv2d ("dense template:
+/// are loaded at the output-block tile loop, or with const_root once at the root). UserError as
+/// schedule_conv2d ("dense template:
 /// ..."; acc: oc_nthread x M/B x tile_oc x (1 + low limbs) rows, plus oc_nthread x tile_oc per
 /// per-channel field (N/BO with const_root) and 1 per uniform constant). Arguments: x, w, the chain's constants, the
 /// output.
