@@ -165,7 +165,8 @@ struct FastModel {
     return r.inp <= cfg.inp_depth() && r.wgt <= cfg.wgt_depth() && r.acc <= cfg.acc_depth();
   }
 
-  int64_t beats(int64_t bytes) const { return ceil_div(bytes, cfg.bus_bytes()); }
+  /// Bus beats of `bytes` (a fractional byte count: an average over tiles), rounded up.
+  double beats(double bytes) const { return std::ceil(bytes / static_cast<double>(cfg.bus_bytes())); }
 
   /// The point's cycles as a pipeline of the three modules over its tiles, in the order
   /// inject_virtual_threads interleaves them (tile j of every thread, then tile j + 1), a tile
@@ -182,8 +183,8 @@ struct FastModel {
     const int64_t nthread = pt.knob("oc_nthread") * h_nthread;
     if (!topi::accel::threads_divide(pt, g.ocb, dense ? 0 : g.oh) || !fits(pt)) return std::nullopt;
     const double lat = static_cast<double>(cfg.dram_latency);
-    const int64_t ie = cfg.inp_elem_bytes(), we = cfg.wgt_elem_bytes(), oe = cfg.out_elem_bytes();
-    const int64_t ae = cfg.acc_elem_bytes();
+    const double ie = static_cast<double>(cfg.inp_elem_bytes()), we = static_cast<double>(cfg.wgt_elem_bytes());
+    const double oe = static_cast<double>(cfg.out_elem_bytes()), ae = static_cast<double>(cfg.acc_elem_bytes());
     // per chunk: LOAD beats and instructions of the window and of the weights, GEMM cycles;
     // per tile: the reset, the ALU steps and constant rows, the STORE beats and instructions
     double inp_beats = 0, inp_insns = 0, wgt_beats = 0, wgt_insns = 0, gemm = 0, epilogue = 0;
@@ -194,15 +195,14 @@ struct FastModel {
       // averages over the tiles, as conv2d's below
       const double toc = static_cast<double>(g.ocb) / static_cast<double>(oc_outer);
       const double tic = static_cast<double>(g.icb) / static_cast<double>(chunks);
-      auto fbeats = [&](double bytes) { return std::ceil(bytes / static_cast<double>(cfg.bus_bytes())); };
-      inp_beats = static_cast<double>(g.nb) * fbeats(tic * static_cast<double>(ie));
+      inp_beats = static_cast<double>(g.nb) * beats(tic * ie);
       inp_insns = 1;
-      wgt_beats = toc * fbeats(tic * static_cast<double>(we));
+      wgt_beats = toc * beats(tic * we);
       wgt_insns = toc;
       gemm = static_cast<double>(g.nb) * toc * tic + 4 * toc;
       const double elems = static_cast<double>(g.nb) * toc;
       epilogue = elems + 4 + static_cast<double>(alu_steps) * (elems + 4);
-      store_beats = static_cast<double>(g.nb) * fbeats(toc * static_cast<double>(oe));
+      store_beats = static_cast<double>(g.nb) * beats(toc * oe);
       store_insns = 1;
     } else {
       const int64_t tile_h = pt.split("tile_h")[1], tile_w = pt.split("tile_w")[1];
@@ -225,10 +225,9 @@ struct FastModel {
       // the window's channel blocks (more than tile_ic when a tile spans several groups)
       const double win_blocks = static_cast<double>(topi::accel::conv2d_window_blocks(*conv, tile_oc, tile_ic)) *
                                 tic / static_cast<double>(tile_ic);
-      auto fbeats = [&](double bytes) { return std::ceil(bytes / static_cast<double>(cfg.bus_bytes())); };
-      inp_beats = win_blocks * rows * fbeats(cols * static_cast<double>(ie));
+      inp_beats = win_blocks * rows * beats(cols * ie);
       inp_insns = win_blocks * ((1 - narrow) + narrow * rows);
-      wgt_beats = toc * fbeats(tic * static_cast<double>(g.kh * g.kw * we));
+      wgt_beats = toc * beats(tic * static_cast<double>(g.kh * g.kw) * we);
       wgt_insns = toc;
       const double elems = toc * th * tw;
       gemm = elems * tic * static_cast<double>(g.kh * g.kw) + 4 * toc * tic * static_cast<double>(g.kh);
@@ -240,9 +239,9 @@ struct FastModel {
         const double frac = static_cast<double>(ho * wo - interior) / static_cast<double>(ho * wo);
         // a border tile loads it straight into the accumulator in place of the reset
         // (topi::accel::init_accumulator_from_constants)
-        epilogue += frac * (lat + fbeats(elems * static_cast<double>(ae)) - (elems + 4));
+        epilogue += frac * (lat + beats(elems * ae) - (elems + 4));
       }
-      store_beats = toc * th * fbeats(tw * static_cast<double>(oe));
+      store_beats = toc * th * beats(tw * oe);
       store_insns = toc * ((1 - narrow) + narrow * th);
     }
     // the per-channel constants' LOAD ACC (compute module): once at the start (const_root) or
@@ -252,8 +251,7 @@ struct FastModel {
       const double rows = static_cast<double>(bufs.channel) *
                           (topi::accel::const_root(pt) ? static_cast<double>(g.ocb)
                                                        : static_cast<double>(g.ocb) / static_cast<double>(oc_outer));
-      const double load = lat + std::ceil(rows * static_cast<double>(cfg.acc_elem_bytes()) /
-                                          static_cast<double>(cfg.bus_bytes()));
+      const double load = lat + beats(rows * ae);
       if (topi::accel::const_root(pt)) {
         cp0 = load;
       } else {

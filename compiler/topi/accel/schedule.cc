@@ -275,15 +275,36 @@ AccBuffers dense_acc_buffers(const DenseLayer& layer) {
   return {1 + static_cast<int64_t>(layer.rq.low.size()), nc.element, nc.channel, nc.uniform};
 }
 
-bool threads_divide(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows) {
-  // a split over threads must be whole tiles: each thread's loops the same (a smaller last
-  // tile of one thread would clip its loops by the thread's index)
-  auto ok = [&](const char* split, const char* knob, int64_t extent) {
-    const std::vector<int64_t>& f = cfg.split(split);
-    const int64_t n = cfg.knob(knob);
-    return f[0] % n == 0 && (n == 1 || f[0] * f[1] == extent);
+namespace {
+
+/// Why the point's virtual-thread knobs do not fit their loops (threads_divide's rules), or "".
+std::string threads_refusal(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows) {
+  struct Axis {
+    const char *split, *knob, *outer_what, *extent_what;
+    int64_t extent;
   };
-  return ok("tile_oc", "oc_nthread", oc_blocks) && (!cfg.has("h_nthread") || ok("tile_h", "h_nthread", out_rows));
+  std::vector<Axis> axes = {{"tile_oc", "oc_nthread", "outer channel-block iterations", "channel blocks", oc_blocks}};
+  if (cfg.has("h_nthread")) axes.push_back({"tile_h", "h_nthread", "outer row iterations", "output rows", out_rows});
+  for (const Axis& x : axes) {
+    const std::vector<int64_t>& f = cfg.split(x.split);
+    const int64_t n = cfg.knob(x.knob);
+    if (f[0] % n != 0) {
+      return fmt::format("knob {}={} does not divide the {} {} ({}={})", x.knob, n, f[0], x.outer_what, x.split, f[1]);
+    }
+    // a split over threads must be whole tiles: each thread's loops the same (a smaller last
+    // tile of one thread would clip its loops by the thread's index)
+    if (n > 1 && f[0] * f[1] != x.extent) {
+      return fmt::format("knob {}={} needs whole tiles: {}={} does not divide the {} {}", x.knob, n, x.split, f[1],
+                         x.extent, x.extent_what);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+bool threads_divide(const te::ConfigEntity& cfg, int64_t oc_blocks, int64_t out_rows) {
+  return threads_refusal(cfg, oc_blocks, out_rows).empty();
 }
 
 int64_t conv2d_interior_tiles(const Conv2dLayer& layer, int64_t tile_h, int64_t tile_w) {
@@ -350,26 +371,10 @@ ScheduledOp schedule_conv2d(const Conv2dLayer& layer, const isa::HwConfig& hw, c
   const std::vector<int64_t> ws = const_shape(layer.w);
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_h = cfg.split("tile_h")[1], tile_w = cfg.split("tile_w")[1],
                 tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread"), h_nthread = cfg.knob("h_nthread");
-  const int64_t oc_outer = cfg.split("tile_oc")[0], h_outer = cfg.split("tile_h")[0];
-  if (oc_outer % nthread != 0) {
-    throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
-                     nthread, oc_outer, tile_oc);
-  }
-  if (h_outer % h_nthread != 0) {
-    throw_user_error("{}: knob h_nthread={} does not divide the {} outer row iterations (tile_h={})", what, h_nthread,
-                     h_outer, tile_h);
-  }
   {
     const std::vector<int64_t> xs = const_shape(layer.x);
     const int64_t oh = conv_output_size(what, xs[2], a.pad_top, a.pad_bottom, ws[2], a.stride_h, a.dilation_h);
-    if (nthread > 1 && oc_outer * tile_oc != ws[0]) {
-      throw_user_error("{}: knob oc_nthread={} needs whole tiles: tile_oc={} does not divide the {} channel blocks",
-                       what, nthread, tile_oc, ws[0]);
-    }
-    if (h_nthread > 1 && h_outer * tile_h != oh) {
-      throw_user_error("{}: knob h_nthread={} needs whole tiles: tile_h={} does not divide the {} output rows", what,
-                       h_nthread, tile_h, oh);
-    }
+    if (const std::string why = threads_refusal(cfg, ws[0], oh); !why.empty()) throw_user_error("{}: {}", what, why);
   }
   const Folded folded = fold_addends(what, layer.x, layer.w, &a, layer.rq, layer.bias, layer.x_zero_point,
                                      layer.w_values, conv2d_interior_tiles(layer, tile_h, tile_w) == 0);
@@ -495,14 +500,8 @@ ScheduledOp schedule_dense(const DenseLayer& layer, const isa::HwConfig& hw, con
   check_blocks(what, layer.w, 2, hw.block_out(), 3, hw.block_in());
   const std::vector<int64_t> xs = const_shape(layer.x);
   const int64_t tile_oc = cfg.split("tile_oc")[1], tile_ic = cfg.split("tile_ic")[1], nthread = cfg.knob("oc_nthread");
-  const int64_t oc_outer = cfg.split("tile_oc")[0];
-  if (oc_outer % nthread != 0) {
-    throw_user_error("{}: knob oc_nthread={} does not divide the {} outer channel-block iterations (tile_oc={})", what,
-                     nthread, oc_outer, tile_oc);
-  }
-  if (nthread > 1 && oc_outer * tile_oc != const_shape(layer.w)[0]) {
-    throw_user_error("{}: knob oc_nthread={} needs whole tiles: tile_oc={} does not divide the {} output blocks", what,
-                     nthread, tile_oc, const_shape(layer.w)[0]);
+  if (const std::string why = threads_refusal(cfg, const_shape(layer.w)[0], 0); !why.empty()) {
+    throw_user_error("{}: {}", what, why);
   }
   const Folded folded = fold_addends(what, layer.x, layer.w, nullptr, layer.rq, layer.bias, layer.x_zero_point,
                                      layer.w_values);
